@@ -1,0 +1,56 @@
+"""``mteb-stratified evaluate``: tie-aware evaluation of a run file against qrels."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..api import DEFAULT_MEASURES, evaluate
+from ..core.evaluate import IDEALS, OBLIVIOUS_ORDERS
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "evaluate", help="tie-aware evaluation of a run against qrels",
+        description="Expected, min, max, oblivious, range and bias of each measure over all "
+                    "orders of tied scores. Files: TREC run / TREC qrels / BEIR qrels TSV / "
+                    "JSON dicts, optionally gzip-compressed.")
+    p.add_argument("--qrels", required=True, help="qrels file (TREC, BEIR TSV or JSON)")
+    p.add_argument("--run", required=True, help="run file (TREC or JSON)")
+    p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES), metavar="MEASURE",
+                   help="ir_measures-style names (default: %(default)s)")
+    p.add_argument("--per-query", action="store_true", help="also report every query")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--relevance-level", type=int, default=1, metavar="N",
+                   help="minimum grade of a relevant document (trec_eval -l; default 1)")
+    p.add_argument("--oblivious", choices=OBLIVIOUS_ORDERS, default="trec_eval",
+                   help="tie-oblivious order to compare with (default trec_eval)")
+    p.add_argument("--ideal", choices=IDEALS, default="qrels",
+                   help="IDCG from all judged documents (qrels, trec_eval) or the candidates")
+    p.add_argument("-c", "--missing-as-zero", action="store_true",
+                   help="score qrels queries missing from the run as 0 (trec_eval -c)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="retrieval depth for the truncated-tie flag (default: longest list)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    result = evaluate(args.qrels, args.run, args.measures, relevance_level=args.relevance_level,
+                      oblivious=args.oblivious, ideal=args.ideal,
+                      missing="zero" if args.missing_as_zero else "skip", depth=args.depth)
+    if args.json:
+        json.dump(result.to_dict(per_query=args.per_query), sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(result.table())
+    if args.per_query:
+        frame = result.to_dict(per_query=True)["per_query"]
+        print("\nqid\tmeasure\texpected\tmin\tmax\toblivious\trange\tbias")
+        for qid, row in frame.items():
+            for name, v in row.items():
+                print(f"{qid}\t{name}\t" + "\t".join(f"{v[k]:.6f}" for k in
+                                                     ("expected", "min", "max", "oblivious",
+                                                      "range", "bias")))
+    return 0

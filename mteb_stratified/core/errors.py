@@ -1,0 +1,30 @@
+"""Input errors that say what is wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+__all__ = ["InputError"]
+
+
+class InputError(ValueError):
+    """Bad user input: a malformed file, a bad score, an unknown measure.
+
+    ``str(err)`` reads ``"<source>:<line>: <message> (fix: <fix>)"``; the parts that are unknown
+    are left out.  The CLI prints it and exits with status 2, without a traceback.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 fix: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.fix = fix
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.source is not None:
+            where = f"{self.source}:{self.line}: " if self.line is not None else f"{self.source}: "
+        text = where + self.message
+        if self.fix:
+            text += f"\n  fix: {self.fix}"
+        return text

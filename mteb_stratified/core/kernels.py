@@ -1,0 +1,194 @@
+r"""Vectorised kernels: tie-aware and deterministic measure values on padded 2-D arrays.
+
+Every measure here is read off a row-wise cumulative sum of per-position *contributions*,
+so all cutoffs of a measure cost one ``cumsum``.  Positions ``p`` are 1-based in the
+formulas, ranks follow the sorted row, ``d(p) = 1 / log2(p + 1)`` is the DCG discount,
+``rel(p) = [grade(p) >= ℓ]`` for the relevance level ℓ, and ``R`` is the number of judged
+relevant documents of the query (from the qrels, as trec_eval).
+
+Deterministic values of one arrangement (trec_eval's definitions)::
+
+    DCG@k     = Σ_{p≤k} gain(p) d(p)              nDCG@k = DCG@k / IDCG@k
+    P@k       = Σ_{p≤k} rel(p) / k                R@k    = Σ_{p≤k} rel(p) / R
+    AP@k      = (1/R) Σ_{p≤k} rel(p) · hits(p)/p  with hits(p) = Σ_{p'≤p} rel(p')
+    RR@k      = 1/p₁ if p₁ ≤ k else 0             (p₁ = rank of the first relevant document)
+    Success@k = [p₁ ≤ k]
+
+Expected values over all orders of each tie group (each order of a group equally likely,
+groups independent; McSherry & Najork, ECIR 2008).  Position ``p`` lies in group ``g`` of size
+``n`` with ``r`` relevant documents, total gain ``G``, offset ``i`` (0-based) inside the group,
+and ``B`` relevant documents in the groups ranked above ``g``::
+
+    E[gain(p)]        = G / n                           (each document equally likely at p)
+    E[rel(p)]         = r / n
+    E[rel(p)·hits(p)] = (r/n)(1 + B) + i · r(r-1) / (n(n-1))
+    P(p₁ = p)         = [B = 0] · C(n-i-1, r-1) / C(n, r)   for i ≤ n - r, else 0
+                      = [B = 0] · (r / (n - i)) · Π_{j<i} (n - r - j)/(n - j)
+
+so, by linearity, ``E[DCG@k] = Σ_{p≤k} d(p) G/n``, ``E[AP@k] = (1/R) Σ_{p≤k}
+E[rel(p)·hits(p)]/p``, ``E[RR@k] = Σ_{p≤k} P(p₁ = p)/p`` and ``E[Success@k] = Σ_{p≤k}
+P(p₁ = p)``.  The minimum (maximum) of every measure is reached by the arrangement that puts the
+lowest (highest) grades first inside each group; :func:`arrange_within_groups` builds both.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy.special import gammaln
+
+from .ties import TieGroups, group_sum, prefix_sum
+
+__all__ = ["discount", "gain", "deterministic_contributions", "expected_contributions",
+           "arrange_within_groups", "at_cutoffs", "trec_eval_key", "top_order"]
+
+
+def discount(n: int) -> np.ndarray:
+    """``d(p) = 1 / log2(p + 1)`` for p = 1..n (trec_eval's discount)."""
+    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+
+
+def gain(grades: np.ndarray, dcg: str) -> np.ndarray:
+    """Gain of a grade: ``g`` (``dcg='log2'``, trec_eval) or ``2^g - 1`` (``'exp-log2'``); 0 if g ≤ 0."""
+    positive = grades > 0
+    if dcg == "log2":
+        return np.where(positive, grades, 0.0)
+    return np.where(positive, np.exp2(np.where(positive, grades, 0.0)) - 1.0, 0.0)
+
+
+def _inv_rank(n: int) -> np.ndarray:
+    return 1.0 / np.arange(1, n + 1, dtype=np.float64)
+
+
+def deterministic_contributions(grades: np.ndarray, families: set, disc: np.ndarray) -> dict:
+    """Per-position contributions of one fixed arrangement (rows already in ranked order).
+
+    ``families`` holds ``("dcg", dcg)`` and ``("hits"|"ap"|"rr"|"first", level)`` keys.
+    """
+    out: dict = {}
+    inv = _inv_rank(grades.shape[1])
+    for fam in families:
+        if fam[0] == "dcg":
+            out[fam] = gain(grades, fam[1]) * disc
+    for level in {param for kind, param in families if kind != "dcg"}:
+        kinds = {kind for kind, param in families if param == level and kind != "dcg"}
+        rel = (grades >= level).astype(np.float64)
+        hits = np.cumsum(rel, axis=1)
+        if "hits" in kinds:
+            out[("hits", level)] = rel
+        if "ap" in kinds:
+            out[("ap", level)] = rel * hits * inv
+        first = rel * (hits == 1)  # the first relevant document only
+        if "first" in kinds:
+            out[("first", level)] = first
+        if "rr" in kinds:
+            out[("rr", level)] = first * inv
+    return out
+
+
+def expected_contributions(grades: np.ndarray, groups: TieGroups, families: set,
+                           disc: np.ndarray) -> dict:
+    """Per-position expected contributions over all orders of each tie group (formulas above)."""
+    out: dict = {}
+    n = grades.shape[1]
+    inv = _inv_rank(n)
+    size = groups.size.astype(np.float64)
+    for fam in families:
+        if fam[0] == "dcg":
+            out[fam] = group_sum(gain(grades, fam[1]), groups) / size * disc
+    for level in {param for kind, param in families if kind != "dcg"}:
+        kinds = {kind for kind, param in families if param == level and kind != "dcg"}
+        rel = (grades >= level).astype(np.float64)
+        prefix = prefix_sum(rel)
+        r = group_sum(rel, groups, prefix)  # relevant documents in p's group
+        if "hits" in kinds:
+            out[("hits", level)] = r / size
+        before = np.take_along_axis(prefix, groups.start, axis=1)  # relevant above p's group
+        if "ap" in kinds:
+            pair = np.divide(r * (r - 1.0), size * (size - 1.0), out=np.zeros_like(r),
+                             where=size > 1)
+            out[("ap", level)] = ((r / size) * (1.0 + before) + groups.offset * pair) * inv
+        if kinds & {"rr", "first"}:
+            # only the first group holding a relevant document matters: evaluate it alone
+            live = np.flatnonzero((before == 0) & (r > 0) & (groups.offset <= groups.size - r))
+            n_, r_ = size.ravel()[live], r.ravel()[live]
+            i_ = groups.offset.ravel()[live].astype(np.float64)
+            log_prefix = (gammaln(n_ - r_ + 1) - gammaln(n_ - r_ - i_ + 1)
+                          - gammaln(n_ + 1) + gammaln(n_ - i_ + 1))
+            p_first = np.zeros(r.shape)
+            p_first.ravel()[live] = np.exp(log_prefix) * r_ / (n_ - i_)
+            if "first" in kinds:
+                out[("first", level)] = p_first
+            if "rr" in kinds:
+                out[("rr", level)] = p_first * inv
+    return out
+
+
+def arrange_within_groups(grades: np.ndarray, groups: TieGroups, *, best_first: bool) -> np.ndarray:
+    """Reorder grades inside each tie group: ascending (worst case) or descending (best case).
+
+    One ``np.sort`` of the integer key ``start(p) · L + level(p)`` per row, with L the number of
+    distinct grades: groups stay in place because ``start`` is non-decreasing along a row.
+    """
+    levels, idx = np.unique(grades, return_inverse=True)
+    idx = idx.reshape(grades.shape)
+    n_levels = len(levels)
+    if best_first:
+        idx = n_levels - 1 - idx
+    key = np.sort(groups.start * n_levels + idx, axis=1)
+    level = key % n_levels
+    if best_first:
+        level = n_levels - 1 - level
+    return levels[level]
+
+
+def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence) -> np.ndarray:
+    """Sums of the first k contributions of each row, for every k of ``cutoffs`` at once.
+
+    ``Σ_{p≤k} c(p)`` for all rows and cutoffs is one matrix product ``C @ M`` with
+    ``M[p, j] = [p < k_j]`` (``k=None``: the whole row; ``k > N`` counts all N positions).
+    """
+    n = contributions.shape[1]
+    ks = [n if k is None else min(k, n) for k in cutoffs]
+    mask = (np.arange(n)[:, None] < np.asarray(ks)[None, :]).astype(np.float64)
+    return contributions @ mask
+
+
+def trec_eval_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Ascending uint64 sort key of trec_eval's order: float32 score descending, doc id descending.
+
+    trec_eval (and so pytrec_eval, ir_measures' default and MTEB) keeps scores as 32-bit floats,
+    so doubles that round to one float32 tie there; this key reproduces that exactly.  It packs
+    the order-preserving bits of the float32 score (inverted for descending) above the inverted
+    doc-id rank, so one sort orders by both.
+    """
+    bits = np.ascontiguousarray(scores, dtype=np.float32).view(np.uint32)
+    # order-preserving map of float32 bits: flip all bits of negatives, the sign bit of others;
+    # its complement sorts scores descending
+    flip = np.where(bits >> np.uint32(31), np.uint32(0xFFFFFFFF), np.uint32(0x80000000))
+    descending = ~(bits ^ flip)
+    low32 = np.uint64(0xFFFFFFFF)
+    return (descending.astype(np.uint64) << np.uint64(32)) | (low32 - tiebreak.astype(np.uint64))
+
+
+def top_order(key: np.ndarray, n_cand: np.ndarray, k: int | None, same=None) -> np.ndarray:
+    """Row-wise stable ascending order of ``key``, for the first W positions only.
+
+    W covers, in every row, the first ``k`` positions and all of the tie group at position k,
+    where a tie group is a run of equal ``same(key)`` values (``same`` defaults to the key
+    itself).  Selecting W with ``np.argpartition`` and sorting only those costs O(N + W log W)
+    per row instead of O(N log N).  ``k=None`` sorts whole rows.
+    """
+    n = key.shape[1]
+    if k is None or k >= n:
+        return np.argsort(key, axis=1, kind="stable")
+    kth = np.partition(key, k - 1, axis=1)[:, k - 1:k]
+    reach = (key <= kth) if same is None else (same(key) <= same(kth))
+    width = int(np.where(n_cand >= k, reach.sum(axis=1), n_cand).max(initial=1))
+    width = max(width, k)
+    if width >= n:
+        return np.argsort(key, axis=1, kind="stable")
+    idx = np.sort(np.argpartition(key, width - 1, axis=1)[:, :width], axis=1)
+    return np.take_along_axis(idx, np.argsort(np.take_along_axis(key, idx, axis=1), axis=1,
+                                              kind="stable"), axis=1)

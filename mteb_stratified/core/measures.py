@@ -1,0 +1,209 @@
+"""Measures as immutable value objects, named in ir_measures syntax.
+
+``parse_measure("nDCG@10")`` returns ``nDCG@10``; ``repr`` of a measure is its canonical name, and
+``parse_measure(repr(m)) == m`` for every measure.  Parameters use ir_measures' spelling:
+``nDCG(dcg='exp-log2')@10`` (exponential gain), ``P(rel=2)@10`` (relevance threshold).
+Computation lives in :mod:`mteb_stratified.core.kernels`, not here.
+
+========  ==========================================  ===============  =================
+name      meaning                                      cutoff           trec_eval name
+========  ==========================================  ===============  =================
+nDCG      normalised discounted cumulative gain       optional         ndcg / ndcg_cut.k
+RR        reciprocal rank (alias ``MRR``)             optional         recip_rank
+R         recall (alias ``Recall``)                   required         recall.k
+P         precision (alias ``Precision``)             required         P.k
+AP        average precision (alias ``MAP``)           optional         map / map_cut.k
+Success   1 if a relevant document is in the top k    required         success.k
+========  ==========================================  ===============  =================
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .errors import InputError
+
+__all__ = ["Measure", "parse_measure", "parse_measures", "MEASURE_NAMES",
+           "nDCG", "RR", "R", "P", "AP", "Success"]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    cutoff: str  # "optional" | "required"
+    params: Mapping[str, tuple]  # name -> allowed values (empty tuple = any int >= 0)
+    defaults: Mapping[str, object]
+
+
+_SPECS: dict[str, _Spec] = {
+    "nDCG": _Spec("optional", {"dcg": ("log2", "exp-log2")}, {"dcg": "log2"}),
+    "RR": _Spec("optional", {"rel": ()}, {}),
+    "R": _Spec("required", {"rel": ()}, {}),
+    "P": _Spec("required", {"rel": ()}, {}),
+    "AP": _Spec("optional", {"rel": ()}, {}),
+    "Success": _Spec("required", {"rel": ()}, {}),
+}
+_ALIASES = {"MRR": "RR", "Recall": "R", "Precision": "P", "MAP": "AP", "NDCG": "nDCG",
+            "ndcg": "nDCG", "mrr": "RR", "map": "AP", "recall": "R", "precision": "P",
+            "success": "Success"}
+MEASURE_NAMES: tuple[str, ...] = tuple(_SPECS)
+_EXAMPLES = ("nDCG@10", "nDCG", "RR@10", "RR", "MRR@10", "R@100", "P@10", "AP@100", "AP",
+             "Success@1", "nDCG(dcg='exp-log2')@10", "P(rel=2)@10")
+_SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
+
+
+@dataclass(frozen=True, eq=True)
+class Measure:
+    """One retrieval measure: a name, an optional cutoff ``k`` and keyword parameters.
+
+    Parameters are stored only when they differ from the default, so ``nDCG(dcg='log2')@10``
+    and ``nDCG@10`` are the same value.  ``measure @ k`` returns the measure with cutoff ``k``.
+    """
+
+    name: str
+    cutoff: int | None = None
+    params: tuple[tuple[str, object], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        name = _ALIASES.get(self.name, self.name)
+        spec = _SPECS.get(name)
+        if spec is None:
+            raise _unknown(self.name)
+        object.__setattr__(self, "name", name)
+        if self.cutoff is not None:
+            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
+                raise InputError(f"cutoff of {name} must be a positive integer, got {self.cutoff!r}",
+                                 fix=f"write e.g. {name}@10")
+        params = dict(self.params)
+        for key, value in list(params.items()):
+            if key not in spec.params:
+                allowed = ", ".join(spec.params) or "none"
+                raise InputError(f"{name} has no parameter {key!r}",
+                                 fix=f"parameters of {name}: {allowed}")
+            choices = spec.params[key]
+            if choices and value not in choices:
+                raise InputError(f"{name}({key}={value!r}) is not valid",
+                                 fix=f"{key} is one of {', '.join(map(repr, choices))}")
+            if not choices and (isinstance(value, bool) or not isinstance(value, int)):
+                raise InputError(f"{name}({key}={value!r}) must be an integer",
+                                 fix=f"write e.g. {name}({key}=2)@10")
+            if spec.defaults.get(key, object()) == value:
+                del params[key]
+        object.__setattr__(self, "params", tuple(sorted(params.items())))
+
+    # -- value-object behaviour -------------------------------------------------------------
+    def __repr__(self) -> str:
+        text = self.name
+        if self.params:
+            text += "(" + ",".join(f"{k}={v!r}" for k, v in self.params) + ")"
+        if self.cutoff is not None:
+            text += f"@{self.cutoff}"
+        return text
+
+    __str__ = __repr__
+
+    def __matmul__(self, k: int) -> "Measure":
+        return Measure(self.name, k, self.params)
+
+    def __call__(self, **params: object) -> "Measure":
+        return Measure(self.name, self.cutoff, tuple({**dict(self.params), **params}.items()))
+
+    def param(self, key: str, default: object = None) -> object:
+        """The value of parameter ``key`` (its default when not set)."""
+        return dict(self.params).get(key, _SPECS[self.name].defaults.get(key, default))
+
+
+def _unknown(name: str) -> InputError:
+    candidates = list(MEASURE_NAMES) + list(_ALIASES) + list(_EXAMPLES)
+    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.4)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return InputError(f"unknown measure {name!r}",
+                      fix=f"{hint}valid measures: {', '.join(_EXAMPLES)}")
+
+
+def parse_measure(text: "str | Measure") -> Measure:
+    """Parse an ir_measures-style name such as ``nDCG@10`` or ``P(rel=2)@5`` into a Measure."""
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        raise InputError(f"a measure must be a string such as 'nDCG@10', got {type(text).__name__}")
+    match = _SYNTAX.match(text)
+    if match is None:
+        raise _unknown(text)
+    name, params_text, cutoff_text = match.groups()
+    canonical = _ALIASES.get(name, name)
+    if canonical not in _SPECS:
+        raise _unknown(text)
+    params: dict[str, object] = {}
+    if params_text:
+        for part in params_text.split(","):
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise InputError(f"cannot read parameter {part.strip()!r} in {text!r}",
+                                 fix=f"write parameters as key=value, e.g. {canonical}(rel=2)@10")
+            try:
+                params[key.strip()] = ast.literal_eval(value.strip())
+            except (ValueError, SyntaxError):
+                params[key.strip()] = value.strip()
+    cutoff = None
+    if cutoff_text is not None:
+        if not cutoff_text.isdigit() or int(cutoff_text) < 1:
+            raise InputError(f"cutoff {cutoff_text!r} in {text!r} is not a positive integer",
+                             fix=f"write e.g. {canonical}@10")
+        cutoff = int(cutoff_text)
+    if cutoff is None and _SPECS[canonical].cutoff == "required":
+        raise InputError(f"{canonical} needs a cutoff", fix=f"write e.g. {canonical}@10")
+    return Measure(canonical, cutoff, tuple(params.items()))
+
+
+def parse_measures(items: "Iterable[str | Measure] | str") -> tuple[Measure, ...]:
+    """Parse several measures; duplicates are an error (they would be reported twice)."""
+    if isinstance(items, (str, Measure)):
+        items = [items]
+    out: list[Measure] = []
+    for item in items:
+        measure = parse_measure(item)
+        if measure in out:
+            raise InputError(f"measure {measure!r} is listed twice", fix="list each measure once")
+        out.append(measure)
+    if not out:
+        raise InputError("no measures given", fix="name at least one, e.g. nDCG@10")
+    return tuple(out)
+
+
+nDCG = Measure("nDCG")
+RR = Measure("RR")
+AP = Measure("AP")
+
+
+class _CutoffOnly:
+    """Placeholder for measures that need a cutoff: ``R@100`` builds ``Measure('R', 100)``."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __matmul__(self, k: int) -> Measure:
+        return Measure(self._name, k)
+
+    def __call__(self, **params: object) -> "_CutoffOnlyWithParams":
+        return _CutoffOnlyWithParams(self._name, params)
+
+    def __repr__(self) -> str:
+        return f"{self._name}@k"
+
+
+class _CutoffOnlyWithParams(_CutoffOnly):
+    def __init__(self, name: str, params: dict) -> None:
+        super().__init__(name)
+        self._params = params
+
+    def __matmul__(self, k: int) -> Measure:
+        return Measure(self._name, k, tuple(self._params.items()))
+
+
+R = _CutoffOnly("R")
+P = _CutoffOnly("P")
+Success = _CutoffOnly("Success")

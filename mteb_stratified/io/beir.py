@@ -1,0 +1,93 @@
+"""A BEIR dataset folder: ``corpus.jsonl[.gz]``, ``queries.jsonl[.gz]``, ``qrels/<split>.tsv[.gz]``.
+
+BEIR's own ``GenericDataLoader`` reads only uncompressed files; this loader takes either, checks
+ids, and reports bad input with the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+from ..core.errors import InputError
+from .files import _lines, read_qrels
+
+__all__ = ["BeirDataset", "load_beir", "bundled_path"]
+
+
+@dataclass(frozen=True, eq=False)
+class BeirDataset:
+    """Corpus ``{doc_id: {"title", "text"}}``, queries ``{qid: text}`` and qrels of one split."""
+
+    name: str
+    corpus: dict
+    queries: dict
+    qrels: dict
+    split: str
+
+
+def bundled_path(name: str = "nfcorpus") -> str:
+    """Folder of a dataset bundled in the package (NFCorpus)."""
+    path = resources.files("mteb_stratified") / "data" / name
+    if not path.is_dir():
+        raise InputError(f"no bundled dataset {name!r}", fix="bundled datasets: nfcorpus")
+    return str(path)
+
+
+def _find(folder: str, stem: str) -> str:
+    for candidate in (stem, stem + ".gz"):
+        path = os.path.join(folder, candidate)
+        if os.path.exists(path):
+            return path
+    raise InputError(f"{stem}(.gz) not found", source=folder,
+                     fix="point at a BEIR folder holding corpus.jsonl, queries.jsonl and "
+                         "qrels/<split>.tsv (optionally gzip-compressed)")
+
+
+def _read_jsonl(path: str, what: str) -> dict:
+    out: dict = {}
+    for number, line in _lines(path):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON line ({exc.msg})", source=path, line=number,
+                             fix="each line must be one JSON object") from None
+        if not isinstance(row, dict) or "_id" not in row:
+            raise InputError(f"{what} line has no '_id'", source=path, line=number,
+                             fix='write {"_id": ..., "text": ...} per line')
+        key = str(row["_id"])
+        if key in out:
+            raise InputError(f"{what} id {key!r} appears twice", source=path, line=number,
+                             fix="give every id once")
+        out[key] = row
+    return out
+
+
+def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool = True,
+              only_split_queries: bool = True) -> BeirDataset:
+    """Load a BEIR folder; queries are limited to those judged in ``split`` by default."""
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise InputError("dataset folder not found", source=folder,
+                         fix="give a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+    qrels = read_qrels(_find(os.path.join(folder, "qrels"), f"{split}.tsv"))
+    raw_queries = _read_jsonl(_find(folder, "queries.jsonl"), "query")
+    queries = {k: str(v.get("text", "")) for k, v in raw_queries.items()}
+    missing = [q for q in qrels if q not in queries]
+    if missing:
+        raise InputError(f"{len(missing)} judged queries have no text (e.g. {missing[:3]})",
+                         source=folder, fix="queries.jsonl must hold every query of the qrels")
+    empty = [q for q in qrels if not queries[q].strip()]
+    if empty:
+        raise InputError(f"{len(empty)} judged queries have empty text (e.g. {empty[:3]})",
+                         source=folder, fix="give every query a non-empty text")
+    if only_split_queries:
+        queries = {q: queries[q] for q in qrels}
+    docs: dict = {}
+    if corpus:
+        raw = _read_jsonl(_find(folder, "corpus.jsonl"), "document")
+        docs = {k: {"title": str(v.get("title", "") or ""), "text": str(v.get("text", "") or "")}
+                for k, v in raw.items()}
+    return BeirDataset(os.path.basename(folder.rstrip("/")), docs, queries, qrels, split)

@@ -1,0 +1,114 @@
+"""``mteb-stratified evaluate``: the JSON contract, the table, and exit status 2 on bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import mteb_stratified
+
+
+def cli(*args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "mteb_stratified", *args], capture_output=True,
+                          text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stderr)
+    return proc
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq1 0 z 2\nq2 0 x 1\nq3 0 y 1\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.5 t\nq1 Q0 z 3 0.5 t\nq1 Q0 c 4 0.1 t\n"
+                   "q2 Q0 x 1 0.2 t\nq2 Q0 w 2 0.9 t\nq9 Q0 x 1 0.3 t\n")
+    return str(qrels), str(run), tmp_path
+
+
+def test_json_contract_matches_python_api(files):
+    qrels, run, _ = files
+    measures = ["nDCG@10", "RR@10", "R@100", "P@10", "AP@100"]
+    out = json.loads(cli("evaluate", "--qrels", qrels, "--run", run, "--measures", *measures,
+                         "--json", "--per-query").stdout)
+    api = mteb_stratified.evaluate(qrels, run, measures)
+    assert out["queries"] == 2 and out["truncated_tie_queries"] == 0
+    assert list(out["measures"]) == measures
+    for name in measures:
+        assert set(out["measures"][name]) == {"expected", "min", "max", "oblivious", "range",
+                                              "bias"}
+        assert out["measures"][name]["expected"] == pytest.approx(api[name].expected, abs=0)
+    assert set(out["per_query"]) == {"q1", "q2"}
+    assert out["per_query"]["q1"]["RR@10"] == pytest.approx(
+        {"expected": 2 / 3 + 1 / 3 * 1 / 2, "min": 0.5, "max": 1.0, "oblivious": 1.0,
+         "range": 0.5, "bias": 1 - (2 / 3 + 1 / 6)})
+    # nothing silently dropped: the query only in the run and the one only in the qrels
+    assert out["left_out"] == {"queries_only_in_run": 1, "queries_only_in_qrels": 1,
+                               "queries_scored_zero": 0}
+
+
+def test_without_per_query_and_missing_as_zero(files):
+    qrels, run, _ = files
+    out = json.loads(cli("evaluate", "--qrels", qrels, "--run", run, "--measures", "RR@10",
+                         "--json", "-c").stdout)
+    assert "per_query" not in out
+    assert out["queries"] == 3  # q3 scored 0, as trec_eval -c
+
+
+def test_table_output(files):
+    qrels, run, _ = files
+    text = cli("evaluate", "--qrels", qrels, "--run", run).stdout
+    assert "nDCG@10" in text and "expected" in text and "bias" in text
+    assert "queries_only_in_run: 1" in text
+
+
+def test_relevance_level_and_input_order(files):
+    qrels, run, _ = files
+    out = json.loads(cli("evaluate", "--qrels", qrels, "--run", run, "--measures", "RR@10",
+                         "--json", "--relevance-level", "2", "--oblivious", "input",
+                         "--per-query").stdout)
+    q1 = out["per_query"]["q1"]["RR@10"]
+    assert q1["oblivious"] == pytest.approx(1 / 3)  # z (grade 2) is third in the input order
+    assert q1["min"] == pytest.approx(1 / 3) and q1["max"] == 1.0
+
+
+def bad(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("case, run_text, qrels_text, expect", [
+    ("nan", "q1 Q0 a 1 nan t\n", "q1 0 a 1\n", ["run.trec:1:", "score is nan", "fix:"]),
+    ("inf", "q1 Q0 a 1 0.5 t\nq1 Q0 b 2 -inf t\n", "q1 0 a 1\n", ["run.trec:2:", "score is -inf"]),
+    ("duplicate", "q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n", "q1 0 a 1\n",
+     ["run.trec:2:", "listed twice", "first on line 1"]),
+    ("columns", "q1 Q0 a 0.5 t\n", "q1 0 a 1\n", ["run.trec:1:", "expected 6 columns"]),
+    ("relevance", "q1 Q0 a 1 0.5 t\n", "q1 0 a high\n", ["qrels.txt:1:", "not a number"]),
+    ("empty-run", "", "q1 0 a 1\n", ["run.trec:", "file is empty"]),
+    ("empty-qrels", "q1 Q0 a 1 0.5 t\n", "", ["qrels.txt:", "file is empty"]),
+    ("no-shared", "q1 Q0 a 1 0.5 t\n", "q7 0 a 1\n", ["share no query id", "fix:"]),
+])
+def test_bad_input_exits_2_without_traceback(tmp_path, case, run_text, qrels_text, expect):
+    run = bad(tmp_path, "run.trec", run_text)
+    qrels = bad(tmp_path, "qrels.txt", qrels_text)
+    proc = cli("evaluate", "--qrels", qrels, "--run", run, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for piece in expect:
+        assert piece in proc.stderr, (piece, proc.stderr)
+
+
+def test_unknown_measure_suggests_nearest(files):
+    qrels, run, _ = files
+    proc = cli("evaluate", "--qrels", qrels, "--run", run, "--measures", "nDGC@10", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "unknown measure 'nDGC@10'" in proc.stderr and "did you mean" in proc.stderr
+    assert "nDCG@10" in proc.stderr
+
+
+def test_missing_file(tmp_path):
+    proc = cli("evaluate", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"),
+               check=False)
+    assert proc.returncode == 2 and "file not found" in proc.stderr
