@@ -8,11 +8,24 @@ from .errors import InputError
 from .evaluate import IDEALS, OBLIVIOUS_ORDERS, evaluate_arrays, evaluate_matrices
 from .measures import AP, MEASURE_NAMES, RR, Measure, P, R, Success, nDCG, parse_measure, parse_measures
 from .results import ConfidenceInterval, EvaluationResult, MeasureResult, TieAwareValue
+from .strata import (DEFAULT_BINS, Bins, ClusterWeights, ExcludedQuery, QueryStrata,
+                     document_dispersion, stratify)
+from .estimators import (Estimate, PairedComparison, StratifiedDesign, StratumTable,
+                         paired_comparison, per_stratum, pooled_bootstrap, stratified_bootstrap,
+                         stratified_estimates, tie_aware_values)
+from .coverage import DEFAULT_N_MIN, Coverage, Gap, cell_coverage, cluster_coverage, strata_coverage
+from .stability import StabilityReport, decision_stability
 
 __all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "evaluate_arrays",
            "evaluate_matrices", "evaluate_dicts", "IDEALS", "OBLIVIOUS_ORDERS", "Measure",
            "parse_measure", "parse_measures", "MEASURE_NAMES", "nDCG", "RR", "R", "P", "AP",
-           "Success", "EvaluationResult", "MeasureResult", "TieAwareValue", "ConfidenceInterval"]
+           "Success", "EvaluationResult", "MeasureResult", "TieAwareValue", "ConfidenceInterval",
+           "DEFAULT_BINS", "Bins", "ClusterWeights", "ExcludedQuery", "QueryStrata",
+           "document_dispersion", "stratify", "Estimate", "PairedComparison", "StratifiedDesign",
+           "StratumTable", "paired_comparison", "per_stratum", "pooled_bootstrap",
+           "stratified_bootstrap", "stratified_estimates", "tie_aware_values", "DEFAULT_N_MIN",
+           "Coverage", "Gap", "cell_coverage", "cluster_coverage", "strata_coverage",
+           "StabilityReport", "decision_stability"]
 
 
 def evaluate_dicts(qrels, run, measures, *, missing: str = "skip", **options) -> EvaluationResult:

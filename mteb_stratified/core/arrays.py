@@ -111,6 +111,9 @@ def from_dicts(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mappi
     """
     if missing not in ("skip", "zero"):
         raise InputError(f"missing={missing!r} is not valid", fix="use missing='skip' or 'zero'")
+    # A query with an empty dict has no lines in a file: trec_eval does not know it.
+    qrels = {q: d for q, d in qrels.items() if d}
+    run = {q: d for q, d in run.items() if d}
     if not qrels:
         raise InputError(f"{qrels_name} is empty", fix="give at least one judgment")
     if not run:
@@ -144,13 +147,13 @@ def from_dicts(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mappi
         except (TypeError, ValueError) as exc:
             raise InputError(f"{run_name}: query {q!r} has a non-numeric score ({exc})",
                              fix="scores must be numbers") from None
-        flat_grades[pos:pos + n] = [rel.get(d, PAD_GRADE) for d in docs]
-        flat_docs.extend(docs)
         try:
             judged.append(np.fromiter(rel.values(), dtype=np.float64, count=len(rel)))
         except (TypeError, ValueError):
             raise InputError(f"{qrels_name}: query {q!r} has a non-numeric relevance grade",
                              fix="relevance grades must be integers such as 0, 1, 2") from None
+        flat_grades[pos:pos + n] = [rel.get(d, PAD_GRADE) for d in docs]
+        flat_docs.extend(docs)
         pos += n
     bad = ~np.isfinite(flat_scores)
     if bad.any():

@@ -87,7 +87,7 @@ def _whole_list_audit(scores: np.ndarray, n_cand: np.ndarray) -> dict:
 
 
 def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivious: str,
-           ideal: str, depth: int, cutoffs: Sequence) -> tuple[dict, np.ndarray, dict]:
+           ideal: str, depth: int, cutoffs: Sequence, full: int) -> tuple[dict, np.ndarray, dict]:
     scores, grades = arr.scores, arr.grades
     q, n = scores.shape
     nc = arr.n_candidates
@@ -112,8 +112,8 @@ def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivi
         order = order_obl = top_order(-scores, nc, k_max)
 
     # Truncated tie: the last two retrieved scores are equal (their minimum occurs twice).
-    full = bool(np.all(nc == n))
-    lowest = (scores if full else np.where(np.arange(n) < nc[:, None], scores, np.inf)).min(
+    no_padding = bool(np.all(nc == n))
+    lowest = (scores if no_padding else np.where(np.arange(n) < nc[:, None], scores, np.inf)).min(
         axis=1, initial=np.inf)
     truncated = (nc == depth) & (nc >= 2) & ((scores == lowest[:, None]).sum(axis=1) >= 2)
 
@@ -149,7 +149,7 @@ def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivi
     ks = sorted({m.cutoff for m in measures}, key=lambda k: (k is None, k))
     ideal_dcg = {}
     for dcg in dcgs:
-        sums = at_cutoffs(gain(judged, dcg) * disc[:judged.shape[1]], ks)
+        sums = at_cutoffs(gain(judged, dcg) * disc[:judged.shape[1]], ks, full)
         ideal_dcg.update({(dcg, k): sums[:, j] for j, k in enumerate(ks)})
 
     # Every measure at every cutoff: one matrix product per arrangement and family.
@@ -160,7 +160,7 @@ def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivi
     for name, contrib in arrangements.items():
         for fam, cut in fam_ks.items():
             cut = sorted(cut, key=lambda k: (k is None, k))
-            sums = at_cutoffs(contrib[fam], cut)
+            sums = at_cutoffs(contrib[fam], cut, full)
             summed.update({(name, fam, k): sums[:, j] for j, k in enumerate(cut)})
     values = {m: {name: _finish(m, summed[(name, _family(m, level), m.cutoff)], ideal_dcg,
                                 n_rel, level) for name in arrangements}
@@ -212,6 +212,9 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
     cutoffs = sorted({m.cutoff for m in ms if m.cutoff is not None} | set(tie_cutoffs or ()))
     cutoffs = [None] + cutoffs
     q = arrays.n_queries
+    # "whole list" sums run over this many columns in every chunk (see at_cutoffs)
+    full = max(arrays.scores.shape[1], 0 if arrays.qrels_grades is None
+               else arrays.qrels_grades.shape[1])
     per: dict = {m: {k: np.empty(q) for k in ("expected", "min", "max", "oblivious")} for m in ms}
     truncated = np.zeros(q, dtype=bool)
     no_rel = np.zeros(q, dtype=bool)
@@ -220,7 +223,7 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
     for lo in range(0, q, chunk_size):
         hi = min(q, lo + chunk_size)
         values, trunc, aud = _chunk(arrays.rows(lo, hi), ms, relevance_level, oblivious, ideal,
-                                    depth, cutoffs)
+                                    depth, cutoffs, full)
         truncated[lo:hi] = trunc
         no_rel[lo:hi] = aud.pop("no_relevant")
         for m, vals in values.items():

@@ -143,16 +143,25 @@ def arrange_within_groups(grades: np.ndarray, groups: TieGroups, *, best_first: 
     return levels[level]
 
 
-def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence) -> np.ndarray:
-    """Sums of the first k contributions of each row, for every k of ``cutoffs`` at once.
+def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence, full: int) -> np.ndarray:
+    """Sums of the first k contributions of each row, for every k of ``cutoffs``.
 
-    ``Σ_{p≤k} c(p)`` for all rows and cutoffs is one matrix product ``C @ M`` with
-    ``M[p, j] = [p < k_j]`` (``k=None``: the whole row; ``k > N`` counts all N positions).
+    ``Σ_{p≤k} c(p)`` per row; ``k=None`` means ``k = full`` (the whole list).  Each sum reduces
+    exactly k columns (zero-padded when the array is narrower), so its rounding depends on k
+    alone, never on the array's width or the chunk size: results are bit-identical however the
+    queries are batched.
     """
-    n = contributions.shape[1]
-    ks = [n if k is None else min(k, n) for k in cutoffs]
-    mask = (np.arange(n)[:, None] < np.asarray(ks)[None, :]).astype(np.float64)
-    return contributions @ mask
+    q, n = contributions.shape
+    out = np.zeros((q, len(cutoffs)))
+    for j, k in enumerate(cutoffs):
+        k = full if k is None else k
+        if k <= n:
+            out[:, j] = contributions[:, :k].sum(axis=1)
+        elif n:
+            padded = np.zeros((q, k))
+            padded[:, :n] = contributions
+            out[:, j] = padded.sum(axis=1)
+    return out
 
 
 def trec_eval_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
@@ -163,7 +172,9 @@ def trec_eval_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     the order-preserving bits of the float32 score (inverted for descending) above the inverted
     doc-id rank, so one sort orders by both.
     """
-    bits = np.ascontiguousarray(scores, dtype=np.float32).view(np.uint32)
+    # "+ 0" maps -0.0 to +0.0 (tiny negatives round to -0.0 in float32, and trec_eval's float
+    # comparison ties -0.0 with 0.0); one pass that also casts to a fresh contiguous float32 array
+    bits = np.add(scores, np.float32(0), dtype=np.float32).view(np.uint32)
     # order-preserving map of float32 bits: flip all bits of negatives, the sign bit of others;
     # its complement sorts scores descending
     flip = np.where(bits >> np.uint32(31), np.uint32(0xFFFFFFFF), np.uint32(0x80000000))

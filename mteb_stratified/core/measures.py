@@ -77,6 +77,8 @@ class Measure:
             if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
                 raise InputError(f"cutoff of {name} must be a positive integer, got {self.cutoff!r}",
                                  fix=f"write e.g. {name}@10")
+        elif spec.cutoff == "required":
+            raise InputError(f"{name} needs a cutoff", fix=f"write e.g. {name}@10")
         params = dict(self.params)
         for key, value in list(params.items()):
             if key not in spec.params:
@@ -117,7 +119,7 @@ class Measure:
 
 
 def _unknown(name: str) -> InputError:
-    candidates = list(MEASURE_NAMES) + list(_ALIASES) + list(_EXAMPLES)
+    candidates = list(dict.fromkeys([*MEASURE_NAMES, *_ALIASES, *_EXAMPLES]))  # no repeats
     close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.4)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return InputError(f"unknown measure {name!r}",
@@ -150,7 +152,8 @@ def parse_measure(text: "str | Measure") -> Measure:
                 params[key.strip()] = value.strip()
     cutoff = None
     if cutoff_text is not None:
-        if not cutoff_text.isdigit() or int(cutoff_text) < 1:
+        # ASCII digits only: str.isdigit() also accepts e.g. '²', which int() rejects
+        if not (cutoff_text.isascii() and cutoff_text.isdigit()) or int(cutoff_text) < 1:
             raise InputError(f"cutoff {cutoff_text!r} in {text!r} is not a positive integer",
                              fix=f"write e.g. {canonical}@10")
         cutoff = int(cutoff_text)

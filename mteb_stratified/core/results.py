@@ -244,8 +244,12 @@ class EvaluationResult:
     def table(self, digits: int = 4) -> str:
         """A readable fixed-width table of the means."""
         head = ["measure", *VALUE_KEYS]
-        rows = [[repr(m)] + [f"{v:+.{digits}f}" if k == "bias" else f"{v:.{digits}f}"
-                             for k, v in r.to_dict().items()] for m, r in self.results.items()]
+        def fmt(key: str, v: float) -> str:
+            v = round(v, digits) + 0.0  # no "-0.0000"
+            return f"{v:+.{digits}f}" if key == "bias" else f"{v:.{digits}f}"
+
+        rows = [[repr(m)] + [fmt(k, v) for k, v in r.to_dict().items()]
+                for m, r in self.results.items()]
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
         lines = ["  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
                            for i, (x, w) in enumerate(zip(row, widths))) for row in [head, *rows]]

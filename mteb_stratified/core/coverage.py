@@ -1,0 +1,201 @@
+"""How well a query set covers a corpus' semantic structure: MSC, SCC and the gap list.
+
+Our definitions (the paper does not publish them).  With C clusters, n_c the number of queries
+whose primary cluster is c and w_c the cluster's corpus mass (Σ_d m_d(c) / |D|):
+
+* **MSC** (minimum semantic coverage) = |{c : n_c ≥ 1}| / C;
+* **SCC** (sufficient corpus coverage) = Σ_{c : n_c ≥ n_min} w_c / Σ_c w_c, the share of corpus
+  mass in clusters that hold at least ``n_min`` queries;
+* **gaps**: the clusters with n_c = 0, heaviest corpus mass first (with their labels).
+
+At **cell level** the units are the 9·C cells (cluster × Δ bin × J bin); a cell's mass is
+w_c · share_c(Δ bin, J bin), with the within-cluster shares given (e.g. from a reference
+distribution) or, by default, equal (1/9); MSC counts the cells of positive mass.
+
+``n_min`` defaults to :data:`DEFAULT_N_MIN` = 5: below 5 queries a stratum's t interval has
+fewer than 4 degrees of freedom (t₀.₉₇₅ > 2.78) and says little, and 5 is the usual minimum cell
+count for normal approximations.  It is configurable; ``n_min`` < 1 is an :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .strata import LEVELS, QueryStrata, check_scheme, mass_array
+
+__all__ = ["DEFAULT_N_MIN", "Gap", "Coverage", "cluster_coverage", "cell_coverage",
+           "strata_coverage"]
+
+#: Default minimum number of queries for a cluster (or cell) to count as sufficiently covered.
+DEFAULT_N_MIN = 5
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A cluster (or cell) without queries, with its corpus mass and label."""
+
+    stratum: object
+    mass: float
+    label: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Coverage:
+    """Coverage of ``units`` (clusters or cells) by a query set.
+
+    ``query_counts`` and ``mass`` are aligned with ``units``; ``mass`` is normalised to sum 1.
+    """
+
+    level: str
+    msc: float
+    scc: float
+    n_min: int
+    units: tuple
+    query_counts: np.ndarray
+    mass: np.ndarray
+    gaps: tuple
+
+    @property
+    def n_units(self) -> int:
+        return len(self.units)
+
+    @property
+    def covered(self) -> int:
+        """Units with at least one query."""
+        return int(np.count_nonzero(self.query_counts))
+
+    @property
+    def sufficient(self) -> int:
+        """Units with at least ``n_min`` queries."""
+        return int(np.count_nonzero(self.query_counts >= self.n_min))
+
+    @property
+    def uncovered_mass(self) -> float:
+        """Corpus mass of the units without queries."""
+        return float(self.mass[self.query_counts == 0].sum())
+
+    def to_dict(self, top_gaps: int | None = 20) -> dict:
+        gaps = self.gaps if top_gaps is None else self.gaps[:top_gaps]
+        return {"level": self.level, "msc": self.msc, "scc": self.scc, "n_min": self.n_min,
+                "units": self.n_units, "covered": self.covered, "sufficient": self.sufficient,
+                "uncovered_mass": self.uncovered_mass, "gaps": len(self.gaps),
+                "top_gaps": [{"stratum": g.stratum, "mass": g.mass, "label": g.label}
+                             for g in gaps]}
+
+
+def _check_n_min(n_min) -> int:
+    if isinstance(n_min, bool) or not float(n_min).is_integer() or n_min < 1:
+        raise InputError(f"n_min must be an integer ≥ 1, got {n_min!r}",
+                         fix=f"e.g. n_min={DEFAULT_N_MIN} (the default)")
+    return int(n_min)
+
+
+def _mass(cluster_mass, n_clusters: int | None = None) -> np.ndarray:
+    w = mass_array(cluster_mass, n_clusters)
+    if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError("cluster_mass must be a non-empty 1-D array of finite masses ≥ 0, not "
+                         "all 0", fix="use ClusterWeights.corpus_mass() of the structure")
+    return w
+
+
+def _primary(primary, C: int) -> np.ndarray:
+    p = np.asarray(primary)
+    if p.size and (p.dtype.kind not in "iu" or p.min() < 0 or p.max() >= C):
+        raise InputError(f"primary clusters must be integers in [0, {C})",
+                         fix="the queries were stratified with a different structure")
+    return p.astype(np.int64).ravel()
+
+
+def _label(labels, c: int) -> str | None:
+    if labels is None:
+        return None
+    if isinstance(labels, Mapping):
+        return labels.get(c)
+    return labels[c] if c < len(labels) else None
+
+
+def cluster_coverage(primary, cluster_mass, *, n_min: int = DEFAULT_N_MIN,
+                     labels: Mapping | Sequence | None = None) -> Coverage:
+    """MSC, SCC and the gap list over clusters (formulas: module docstring).
+
+    ``primary``: each query's primary cluster; ``cluster_mass``: (C,) corpus mass (or
+    ``{cluster: mass}``);
+    ``labels``: cluster labels (mapping or sequence) for the gap list.
+    """
+    n_min = _check_n_min(n_min)
+    w = _mass(cluster_mass)
+    C = len(w)
+    counts = np.bincount(_primary(primary, C), minlength=C)
+    w = w / w.sum()
+    empty = np.flatnonzero(counts == 0)
+    order = empty[np.argsort(-w[empty], kind="stable")]
+    gaps = tuple(Gap(int(c), float(w[c]), _label(labels, int(c))) for c in order)
+    return Coverage("cluster", float(np.count_nonzero(counts) / C),
+                    float(w[counts >= n_min].sum()), n_min, tuple(range(C)), counts, w, gaps)
+
+
+def cell_coverage(primary, dispersion_bin, alignment_bin, cluster_mass, *,
+                  n_min: int = DEFAULT_N_MIN, cell_shares=None,
+                  labels: Mapping | Sequence | None = None) -> Coverage:
+    """MSC, SCC and gaps over the cells (cluster, Δ bin, J bin) (module docstring).
+
+    ``cell_shares``: (C, 3, 3) within-cluster shares (rows normalised); default equal (1/9).
+    Cells are labelled ``(c, "Low"|"Med"|"High", "Low"|"Med"|"High")``.
+    """
+    n_min = _check_n_min(n_min)
+    w = _mass(cluster_mass)
+    C = len(w)
+    p = _primary(primary, C)
+    db = np.asarray(dispersion_bin).astype(np.int64).ravel()
+    ab = np.asarray(alignment_bin).astype(np.int64).ravel()
+    if not (len(db) == len(ab) == len(p)):
+        raise InputError(f"{len(p)} primary clusters, {len(db)} Δ bins, {len(ab)} J bins",
+                         fix="pass one entry per query in each array")
+    if len(p) and (db.min() < 0 or db.max() > 2 or ab.min() < 0 or ab.max() > 2):
+        raise InputError("bins must be 0/1/2 (Low/Med/High) for every query",
+                         fix="compute J for every query (query and document entities)")
+    if cell_shares is None:
+        share = np.full((C, 9), 1 / 9)
+    else:
+        share = np.asarray(cell_shares, dtype=np.float64)
+        if share.shape != (C, 3, 3) or np.any(share < 0) or not np.all(np.isfinite(share)):
+            raise InputError(f"cell_shares must be a non-negative (C, 3, 3) array, got shape "
+                             f"{share.shape}", fix="one 3×3 share table per cluster")
+        share = share.reshape(C, 9)
+        tot = share.sum(axis=1, keepdims=True)
+        share = np.where(tot > 0, share / np.where(tot > 0, tot, 1), 1 / 9)
+    mass = (w[:, None] * share).ravel()
+    mass = mass / mass.sum()
+    counts = np.bincount(p * 9 + db * 3 + ab, minlength=9 * C)
+    possible = mass > 0
+    units = tuple((c, LEVELS[k // 3], LEVELS[k % 3]) for c in range(C) for k in range(9))
+    empty = np.flatnonzero((counts == 0) & possible)
+    order = empty[np.argsort(-mass[empty], kind="stable")]
+    gaps = tuple(Gap(units[i], float(mass[i]), _label(labels, int(i // 9))) for i in order)
+    msc = float(np.count_nonzero(counts[possible]) / max(np.count_nonzero(possible), 1))
+    return Coverage("cell", msc, float(mass[counts >= n_min].sum()), n_min, units, counts, mass,
+                    gaps)
+
+
+def strata_coverage(strata: QueryStrata, cluster_mass, *, scheme: str = "cluster",
+             n_min: int = DEFAULT_N_MIN, labels: Mapping | Sequence | None = None,
+             cell_shares=None) -> Coverage:
+    """Coverage of a :class:`QueryStrata` at cluster (``scheme="cluster"``) or cell level."""
+    check_scheme(scheme)
+    n_min = _check_n_min(n_min)
+    cluster_mass = _mass(cluster_mass, strata.n_clusters)
+    if len(cluster_mass) != strata.n_clusters:
+        raise InputError(f"cluster_mass has {len(cluster_mass)} clusters, the strata "
+                         f"{strata.n_clusters}", fix="use the structure the strata came from")
+    if scheme == "cluster":
+        return cluster_coverage(strata.primary, cluster_mass, n_min=n_min, labels=labels)
+    if not strata.has_alignment:
+        raise InputError("cell coverage needs the alignment J, which was not computed",
+                         fix="pass query_entities and doc_entities to stratify(), or use "
+                             "scheme='cluster'")
+    return cell_coverage(strata.primary, strata.dispersion_bin, strata.alignment_bin,
+                         cluster_mass, n_min=n_min, cell_shares=cell_shares, labels=labels)

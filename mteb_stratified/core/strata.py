@@ -1,0 +1,669 @@
+"""Per-query strata: primary cluster, relevance dispersion Δ, query–document alignment J, bins.
+
+Every definition here is **ours: the paper does not publish it**.  With m_d(c) the cluster mass
+of document d (the share of d's entities in cluster c), rel(q) the documents judged with grade
+≥ ``level`` for query q, and E(·) the normalised entity set of a query or document:
+
+* **cluster profile**   a_q(c) = Σ_{d∈rel(q)} m_d(c),   p_q(c) = a_q(c) / Σ_c' a_q(c');
+* **primary cluster**   c*(q) = argmax_c a_q(c), ties (within a relative 1e-12) → smallest id;
+  the full membership vector is p_q;
+* **dispersion**        Δ(q) = −Σ_c p_q(c) log p_q(c) / log k_q, with k_q = |{c : p_q(c) > 0}|,
+  and Δ(q) = 0 when k_q = 1 (0: one cluster; 1: spread evenly over the clusters present);
+* **alignment**         J(q) = |E(q) ∩ U_q| / |E(q) ∪ U_q| with U_q = ∪_{d∈rel(q)} E(d)
+  (J = 0 when both sets are empty); the *soft* variant counts an entity as matched when some
+  entity of the other side has cosine similarity ≥ τ (or is the same string)::
+
+      J_soft(q) = ½(|M_q| + |M_U|) / (|E(q)| + |U_q| − ½(|M_q| + |M_U|))
+
+  with M_q the matched entities of E(q) and M_U those of U_q; it equals J when only identical
+  strings match;
+* **bins**  Low/Med/High with two cut-points (a, b) per quantity: Low x ≤ a, Med a < x ≤ b,
+  High x > b.  The cut-points are fixed per corpus (a :class:`Bins`, computed once from a
+  reference distribution and stored with the corpus structure), never tertiles of the query set
+  being evaluated, so a query is binned the same way whatever query set it is evaluated with;
+* **stratum** of q: the cell (c*(q), Δ bin, J bin) — 3 × 3 cells per cluster (scheme ``"cell"``),
+  or the cluster alone (scheme ``"cluster"``).
+
+Queries with no relevant document, or whose relevant documents carry no cluster mass, are not
+dropped silently: they are listed in :attr:`QueryStrata.excluded` with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import sparse
+
+from .errors import InputError
+
+__all__ = ["ClusterWeights", "Bins", "DEFAULT_BINS", "LEVELS", "SCHEMES", "ExcludedQuery",
+           "QueryStrata", "stratify", "jaccard", "soft_jaccard", "document_dispersion",
+           "check_scheme", "mass_array"]
+
+#: Bin names, in code order 0, 1, 2.
+LEVELS = ("Low", "Med", "High")
+#: Stratum schemes: the primary cluster alone, or the cluster × Δ bin × J bin cell.
+SCHEMES = ("cluster", "cell")
+_TIE_RTOL = 1e-12
+
+
+def check_scheme(scheme: str) -> str:
+    """Return ``scheme`` if known, else raise :class:`InputError`."""
+    if scheme not in SCHEMES:
+        raise InputError(f"unknown stratum scheme {scheme!r}",
+                         fix=f"use one of {', '.join(SCHEMES)}")
+    return scheme
+
+
+# ---------------------------------------------------------------------------------------------
+# doc → cluster weights
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ClusterWeights:
+    """Sparse document → cluster weights m_d(c) in CSR form.
+
+    ``doc_ids[i]``'s clusters are ``indices[indptr[i]:indptr[i+1]]`` with weights
+    ``data[indptr[i]:indptr[i+1]]``; cluster ids are integers in ``[0, n_clusters)``.  A
+    document without entities has an empty row (it is part of the corpus, with no cluster mass).
+    """
+
+    doc_ids: tuple
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    n_clusters: int
+    _index: dict = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        indptr = np.asarray(self.indptr, dtype=np.int64)
+        indices = np.asarray(self.indices, dtype=np.int64)
+        data = np.asarray(self.data, dtype=np.float64)
+        n_docs = len(self.doc_ids)
+        if indptr.shape != (n_docs + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+                or indptr[-1] != len(indices) or len(indices) != len(data):
+            raise InputError("malformed CSR doc→cluster weights (indptr/indices/data lengths)",
+                             fix="indptr must have len(doc_ids)+1 non-decreasing entries from 0 "
+                                 "to len(indices) == len(data)")
+        if self.n_clusters < 1:
+            raise InputError("n_clusters must be ≥ 1", fix="pass the number of clusters")
+        if len(indices) and (indices.min() < 0 or indices.max() >= self.n_clusters):
+            raise InputError(f"cluster ids must lie in [0, {self.n_clusters})",
+                             fix="renumber clusters 0..n_clusters-1 or raise n_clusters")
+        if not np.all(np.isfinite(data)) or np.any(data < 0):
+            raise InputError("doc→cluster weights must be finite and ≥ 0",
+                             fix="check the structure artifact's weights")
+        index = {d: i for i, d in enumerate(self.doc_ids)}
+        if len(index) != n_docs:
+            raise InputError("duplicate document ids in the doc→cluster weights",
+                             fix="give each document one row")
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "doc_ids", tuple(self.doc_ids))
+        object.__setattr__(self, "_index", index)
+
+    @classmethod
+    def from_dict(cls, weights: Mapping[object, Mapping[int, float]],
+                  n_clusters: int | None = None, *,
+                  doc_ids: Sequence | None = None) -> "ClusterWeights":
+        """From ``{doc_id: {cluster_id: weight}}`` (n_clusters: max id + 1 unless given).
+
+        ``doc_ids``: every document of the corpus, when ``weights`` lists only documents with
+        clustered entities (as the structure artifact does); the others get empty rows, so they
+        count in |D| and a relevant document outside the corpus is still caught.
+        """
+        if doc_ids is None:
+            doc_ids = tuple(weights)
+        else:
+            doc_ids = tuple(doc_ids)
+            known = set(doc_ids)
+            stray = [d for d in weights if d not in known]
+            if stray:
+                raise InputError(f"{len(stray)} weighted documents are not among doc_ids "
+                                 f"(e.g. {stray[:3]})",
+                                 fix="pass every document id of the corpus the weights came from")
+        empty: dict = {}
+        rows = [weights.get(d, empty) for d in doc_ids]
+        lens = [len(r) for r in rows]
+        indptr = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)])
+        indices = np.fromiter((int(c) for r in rows for c in r), np.int64, indptr[-1])
+        data = np.fromiter((float(w) for r in rows for w in r.values()), np.float64, indptr[-1])
+        if n_clusters is None:
+            n_clusters = int(indices.max()) + 1 if len(indices) else 1
+        return cls(doc_ids, indptr, indices, data, int(n_clusters))
+
+    @classmethod
+    def from_csr(cls, doc_ids: Sequence, matrix) -> "ClusterWeights":
+        """From a scipy sparse (or dense) (n_docs, n_clusters) matrix, rows aligned with doc_ids."""
+        m = sparse.csr_matrix(matrix)
+        m.sum_duplicates()
+        return cls(tuple(doc_ids), m.indptr, m.indices, m.data, m.shape[1])
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ids)
+
+    def doc_index(self, doc_id) -> int | None:
+        return self._index.get(doc_id)
+
+    def to_csr(self) -> sparse.csr_matrix:
+        return sparse.csr_matrix((self.data, self.indices, self.indptr),
+                                 shape=(self.n_docs, self.n_clusters))
+
+    def corpus_mass(self) -> np.ndarray:
+        """Corpus mass of every cluster: w(c) = Σ_d m_d(c) / |D|  (shape (n_clusters,))."""
+        return np.bincount(self.indices, self.data, minlength=self.n_clusters) / max(self.n_docs, 1)
+
+
+def mass_array(cluster_mass, n_clusters: int | None = None) -> np.ndarray:
+    """Cluster corpus mass as a (C,) float array, from an array or a ``{cluster: mass}`` mapping
+    (clusters missing from the mapping get 0; C = ``n_clusters`` or the largest id + 1)."""
+    if isinstance(cluster_mass, Mapping):
+        try:
+            ids = [int(c) for c in cluster_mass]
+        except (TypeError, ValueError):
+            raise InputError("cluster_mass keys must be integer cluster ids",
+                             fix="pass {cluster_id: mass} or an array indexed by cluster id"
+                             ) from None
+        C = n_clusters if n_clusters is not None else (max(ids) + 1 if ids else 0)
+        if ids and (min(ids) < 0 or max(ids) >= C):
+            raise InputError(f"cluster_mass has cluster ids outside [0, {C})",
+                             fix="use the corpus mass of the same structure")
+        out = np.zeros(C)
+        out[ids] = [float(v) for v in cluster_mass.values()]
+        return out
+    return np.asarray(cluster_mass, dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# bins
+# ---------------------------------------------------------------------------------------------
+
+def _cuts(value, name: str) -> tuple[float, float]:
+    try:
+        a, b = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} cut-points must be two numbers (a, b)",
+                         fix="e.g. Bins(dispersion=(0.0, 0.5), alignment=(0.2, 0.5))") from None
+    if not (np.isfinite(a) and np.isfinite(b) and a <= b):
+        raise InputError(f"{name} cut-points must be finite with a ≤ b, got ({a}, {b})",
+                         fix="sort the cut-points")
+    return a, b
+
+
+@dataclass(frozen=True)
+class Bins:
+    """Low/Med/High cut-points for Δ and J, fixed per corpus (our definition).
+
+    Low: x ≤ a, Med: a < x ≤ b, High: x > b for ``(a, b) = dispersion`` or ``alignment``.
+    Compute it once per corpus with :meth:`from_reference` (e.g. from the Δ of each document's
+    own cluster profile, :func:`document_dispersion`, or from Δ and J of the corpus' whole own
+    query pool), store it with the structure (:meth:`to_dict`) and reuse it for every query set.
+    """
+
+    dispersion: tuple = (0.0, 0.5)
+    alignment: tuple = (0.2, 0.5)
+    source: str = "fixed"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dispersion", _cuts(self.dispersion, "dispersion"))
+        object.__setattr__(self, "alignment", _cuts(self.alignment, "alignment"))
+
+    @classmethod
+    def from_reference(cls, dispersion: Iterable[float] | None = None,
+                       alignment: Iterable[float] | None = None, *,
+                       quantiles: tuple = (1 / 3, 2 / 3), source: str = "reference") -> "Bins":
+        """Cut-points at ``quantiles`` of a reference distribution computed once per corpus.
+
+        A quantity without reference values keeps the default cut-points of ``Bins()``.
+        """
+        q = np.asarray(quantiles, dtype=np.float64)
+        if q.shape != (2,) or not (0 <= q[0] <= q[1] <= 1):
+            raise InputError("quantiles must be two numbers 0 ≤ q1 ≤ q2 ≤ 1", fix="e.g. (1/3, 2/3)")
+        default = cls()
+        cuts = {}
+        for name, ref in (("dispersion", dispersion), ("alignment", alignment)):
+            if ref is None:
+                cuts[name] = getattr(default, name)
+                continue
+            x = np.asarray(list(ref) if not isinstance(ref, np.ndarray) else ref, dtype=np.float64)
+            x = x[np.isfinite(x)]
+            if x.size == 0:
+                raise InputError(f"the {name} reference distribution is empty",
+                                 fix="pass reference values, or None for the default cut-points")
+            cuts[name] = tuple(float(v) for v in np.quantile(x, q))
+        return cls(cuts["dispersion"], cuts["alignment"], source)
+
+    def bin_dispersion(self, x) -> np.ndarray:
+        """Bin codes 0/1/2 (Low/Med/High) of Δ values; −1 for NaN."""
+        return _bin(x, self.dispersion)
+
+    def bin_alignment(self, x) -> np.ndarray:
+        """Bin codes 0/1/2 (Low/Med/High) of J values; −1 for NaN."""
+        return _bin(x, self.alignment)
+
+    def to_dict(self) -> dict:
+        return {"dispersion": list(self.dispersion), "alignment": list(self.alignment),
+                "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Bins":
+        try:
+            return cls(tuple(d["dispersion"]), tuple(d["alignment"]), d.get("source", "stored"))
+        except KeyError as e:
+            raise InputError(f"stored bins lack {e.args[0]!r}",
+                             fix="store {'dispersion': [a, b], 'alignment': [a, b]}") from None
+
+
+def _bin(x, cuts) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    out = np.searchsorted(np.asarray(cuts), x, side="left").astype(np.int8)
+    out[np.isnan(x)] = -1
+    return out
+
+
+#: Fixed fallback cut-points: Δ Low = a single cluster, High = more than half the maximum
+#: entropy; J Low ≤ 0.2 < Med ≤ 0.5 < High.  Prefer corpus-specific :meth:`Bins.from_reference`.
+DEFAULT_BINS = Bins()
+
+
+# ---------------------------------------------------------------------------------------------
+# Δ and J kernels
+# ---------------------------------------------------------------------------------------------
+
+def _row_entropy(indptr: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Normalised entropy per CSR row of probabilities p > 0 (0 for rows with ≤ 1 entries)."""
+    k = np.diff(indptr)
+    plogp = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    h = np.zeros(len(k))
+    nz = k > 0
+    if plogp.size:
+        h[nz] = np.add.reduceat(plogp, indptr[:-1][nz])
+    out = np.zeros(len(k))
+    many = k > 1
+    out[many] = h[many] / np.log(k[many])
+    return np.clip(out, 0.0, 1.0)
+
+
+def document_dispersion(weights: ClusterWeights) -> np.ndarray:
+    """Δ of each document's own cluster profile m_d (a pseudo-query with rel = {d}).
+
+    A reference distribution for :meth:`Bins.from_reference` computed once per corpus; documents
+    without cluster mass get NaN.
+    """
+    m = weights.to_csr()
+    m.eliminate_zeros()
+    tot = np.asarray(m.sum(axis=1)).ravel()
+    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+    p = m.data / np.where(tot > 0, tot, 1.0)[rows]
+    out = _row_entropy(m.indptr, p)
+    out[tot <= 0] = np.nan
+    return out
+
+
+def jaccard(a: Iterable, b: Iterable) -> float:
+    """|A ∩ B| / |A ∪ B| (0 when both are empty)."""
+    a, b = set(a), set(b)
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def _unit(vectors: Mapping, names: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rows for the names that have a vector, and the mask of those that do."""
+    has = np.array([n in vectors for n in names], dtype=bool)
+    if not has.any():
+        return np.zeros((0, 0)), has
+    v = np.stack([np.asarray(vectors[n], dtype=np.float64) for n, h in zip(names, has) if h])
+    norm = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norm > 0, norm, 1.0), has
+
+
+def soft_jaccard(a: Iterable, b: Iterable, vectors: Mapping | Callable | None, tau: float) -> float:
+    """Soft Jaccard by embedding matching (our definition, see the module docstring).
+
+    An entity of A is matched when some entity of B is the same string or has cosine ≥ ``tau``
+    (and vice versa).  ``vectors`` maps an entity to its embedding (a Mapping or a callable
+    returning a vector or None); entities without one match by string only.
+    """
+    a, b = sorted(set(a)), sorted(set(b))
+    if not a and not b:
+        return 0.0
+    same = np.array([[x == y for y in b] for x in a], dtype=bool).reshape(len(a), len(b))
+    match = same.copy()
+    if vectors is not None and a and b:
+        if callable(vectors) and not isinstance(vectors, Mapping):
+            fn = vectors
+            vectors = {n: v for n in (*a, *b) if (v := fn(n)) is not None}
+        ua, ha = _unit(vectors, a)
+        ub, hb = _unit(vectors, b)
+        if ua.size and ub.size:
+            sub = (ua @ ub.T) >= tau
+            match[np.ix_(ha, hb)] |= sub
+    ma = int(match.any(axis=1).sum())
+    mb = int(match.any(axis=0).sum())
+    inter = 0.5 * (ma + mb)
+    return inter / (len(a) + len(b) - inter)
+
+
+def _positions(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Flat positions ``starts[i] + 0..lens[i]−1`` for every i, concatenated."""
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    return np.repeat(starts - before, lens) + np.arange(total)
+
+
+def _exact_alignment(qi: np.ndarray, di: np.ndarray, queries: Sequence, query_entities: Mapping,
+                     doc_entities: Mapping, doc_ids: Sequence) -> np.ndarray:
+    """J(q) for every query, vectorised: entities interned to ids, U_q as unique (q, e) codes.
+
+    ``qi``/``di``: the (query row, document row) pairs of rel(q).
+    """
+    Q = len(queries)
+    vocab: dict = {}
+    q_sets = [set(query_entities[q]) for q in queries]
+    q_len = np.fromiter((len(e) for e in q_sets), np.int64, Q)
+    q_ent = np.fromiter((vocab.setdefault(e, len(vocab)) for es in q_sets for e in es),
+                        np.int64, int(q_len.sum()))
+    order = np.argsort(di, kind="stable")
+    first = np.ones(len(di), dtype=bool)
+    first[1:] = di[order][1:] != di[order][:-1]
+    udocs = di[order][first]
+    inv = np.empty(len(di), dtype=np.int64)
+    inv[order] = np.cumsum(first) - 1
+    d_sets = [set(doc_entities.get(doc_ids[j], ())) for j in udocs.tolist()]
+    d_len = np.fromiter((len(e) for e in d_sets), np.int64, len(d_sets))
+    d_ent = np.fromiter((vocab.setdefault(e, len(vocab)) for es in d_sets for e in es),
+                        np.int64, int(d_len.sum()))
+    V = max(len(vocab), 1)
+    d_start = np.concatenate([[0], np.cumsum(d_len)[:-1]]).astype(np.int64)
+    lens = d_len[inv]
+    union = np.sort(np.repeat(qi, lens) * V + d_ent[_positions(d_start[inv], lens)])
+    if union.size:
+        union = union[np.concatenate([[True], union[1:] != union[:-1]])]
+    u_size = np.bincount(union // V, minlength=Q)
+    q_rows = np.repeat(np.arange(Q, dtype=np.int64), q_len)
+    codes = q_rows * V + q_ent
+    pos = np.searchsorted(union, codes)
+    if union.size:
+        hit = union[np.minimum(pos, len(union) - 1)] == codes
+    else:
+        hit = np.zeros(len(codes), dtype=bool)
+    inter = np.bincount(q_rows[hit], minlength=Q)
+    denom = q_len + u_size - inter
+    return np.where(denom > 0, inter / np.where(denom > 0, denom, 1), 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# query strata
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExcludedQuery:
+    """A query left out of stratification, with the reason (never dropped silently)."""
+
+    qid: object
+    reason: str
+
+
+@dataclass(frozen=True, eq=False)
+class QueryStrata:
+    """Strata of Q queries over a corpus structure with C clusters (see the module docstring).
+
+    Attributes
+    ----------
+    queries : tuple of query ids (row order of every array).
+    primary : (Q,) int64, primary cluster c*(q).
+    membership : (Q, C) scipy CSR matrix, p_q(c) (rows sum to 1).
+    dispersion : (Q,) float64, Δ(q) in [0, 1].
+    alignment : (Q,) float64, J(q) in [0, 1]; NaN when no entities were given.
+    bins : the corpus' fixed :class:`Bins`.
+    n_clusters : C.
+    excluded : queries not stratified, with reasons.
+    """
+
+    queries: tuple
+    primary: np.ndarray
+    membership: sparse.csr_matrix
+    dispersion: np.ndarray
+    alignment: np.ndarray
+    bins: Bins
+    n_clusters: int
+    excluded: tuple = ()
+    level: float = 1
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.queries)
+
+    @property
+    def dispersion_bin(self) -> np.ndarray:
+        return self.bins.bin_dispersion(self.dispersion)
+
+    @property
+    def alignment_bin(self) -> np.ndarray:
+        return self.bins.bin_alignment(self.alignment)
+
+    @property
+    def has_alignment(self) -> bool:
+        return not np.all(np.isnan(self.alignment)) or self.n_queries == 0
+
+    def codes(self, scheme: str = "cell") -> np.ndarray:
+        """Integer stratum code per query: c*(q) (``cluster``) or 9·c + 3·Δbin + Jbin (``cell``)."""
+        check_scheme(scheme)
+        if scheme == "cluster":
+            return self.primary.copy()
+        if not self.has_alignment:
+            raise InputError("the 'cell' scheme needs the alignment J, which was not computed",
+                             fix="pass query_entities and doc_entities to stratify(), or use "
+                                 "scheme='cluster'")
+        return self.primary * 9 + self.dispersion_bin.astype(np.int64) * 3 + self.alignment_bin
+
+    @staticmethod
+    def decode(code: int, scheme: str = "cell"):
+        """The label of a stratum code: ``c`` or ``(c, "Low"|"Med"|"High", "Low"|"Med"|"High")``."""
+        check_scheme(scheme)
+        code = int(code)
+        if scheme == "cluster":
+            return code
+        return (code // 9, LEVELS[(code // 3) % 3], LEVELS[code % 3])
+
+    def labels(self, scheme: str = "cell") -> list:
+        """Stratum label per query (see :meth:`decode`)."""
+        codes = self.codes(scheme)
+        uniq, inv = np.unique(codes, return_inverse=True)
+        names = [self.decode(c, scheme) for c in uniq]
+        return [names[i] for i in inv]
+
+    def stratum(self, qid) -> tuple:
+        """``(cluster, Δ bin, J bin)`` of one query (J bin None when J was not computed)."""
+        i = self._row(qid)
+        jb = int(self.alignment_bin[i])
+        return (int(self.primary[i]), LEVELS[int(self.dispersion_bin[i])],
+                LEVELS[jb] if jb >= 0 else None)
+
+    def membership_of(self, qid) -> dict:
+        """``{cluster: p_q(c)}`` of one query (clusters with p_q(c) > 0)."""
+        i = self._row(qid)
+        lo, hi = self.membership.indptr[i], self.membership.indptr[i + 1]
+        return dict(zip(self.membership.indices[lo:hi].tolist(),
+                        self.membership.data[lo:hi].tolist()))
+
+    def records(self) -> dict:
+        """``{qid: {"cluster", "dispersion", "dispersion_bin", "alignment", "alignment_bin"}}``
+        (JSON-ready; alignment None when J was not computed)."""
+        db, ab = self.dispersion_bin, self.alignment_bin
+        out = {}
+        for i, q in enumerate(self.queries):
+            j = float(self.alignment[i])
+            out[q] = {"cluster": int(self.primary[i]), "dispersion": float(self.dispersion[i]),
+                      "dispersion_bin": LEVELS[db[i]],
+                      "alignment": None if np.isnan(j) else j,
+                      "alignment_bin": None if ab[i] < 0 else LEVELS[ab[i]]}
+        return out
+
+    def _row(self, qid) -> int:
+        index = self.__dict__.get("_qidx")
+        if index is None:
+            index = {q: i for i, q in enumerate(self.queries)}
+            object.__setattr__(self, "_qidx", index)
+        i = index.get(qid)
+        if i is None:
+            why = next((e.reason for e in self.excluded if e.qid == qid), None)
+            raise InputError(f"query {qid!r} was not stratified" + (f": {why}" if why else ""),
+                             fix="pick a query id from strata.queries")
+        return i
+
+    def subset(self, qids: Iterable) -> "QueryStrata":
+        """The strata of some of the queries, in the given order (bins unchanged)."""
+        index = {q: i for i, q in enumerate(self.queries)}
+        qids = list(qids)
+        missing = [q for q in qids if q not in index]
+        if missing:
+            raise InputError(f"{len(missing)} queries were not stratified (e.g. {missing[:3]})",
+                             fix="subset with ids from strata.queries")
+        rows = np.array([index[q] for q in qids], dtype=np.int64)
+        return QueryStrata(tuple(qids), self.primary[rows], self.membership[rows],
+                           self.dispersion[rows], self.alignment[rows], self.bins,
+                           self.n_clusters, (), self.level)
+
+
+def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWeights | Mapping, *,
+             query_entities: Mapping[object, Iterable[str]] | None = None,
+             doc_entities: Mapping[object, Iterable[str]] | None = None,
+             bins: Bins = DEFAULT_BINS, level: float = 1,
+             entity_vectors: Mapping | Callable | None = None, tau: float = 0.8,
+             n_clusters: int | None = None, unknown_docs: str = "error") -> QueryStrata:
+    """Primary cluster, membership, Δ, J and bins of every query (formulas: module docstring).
+
+    Parameters
+    ----------
+    qrels : ``{qid: {doc_id: grade}}``; rel(q) = documents with grade ≥ ``level``.
+    weights : :class:`ClusterWeights`, or ``{doc_id: {cluster_id: m_d(c)}}``.
+    query_entities, doc_entities : normalised entity sets (same extractor) for J; without them J
+        is NaN and only the ``cluster`` scheme is available.  Every stratified query needs an
+        entry (empty for no entities); a document without an entry has no entities.
+    bins : the corpus' fixed cut-points (never tertiles of this query set).
+    entity_vectors, tau : the soft J (cosine ≥ τ); None gives the exact Jaccard.
+    unknown_docs : ``"error"`` (default): a relevant document missing from the structure raises
+        :class:`InputError` (qrels of a different corpus); ``"skip"``: such documents are left
+        out of rel(q) (a query left with none goes to ``excluded``).
+
+    Raises :class:`InputError` when a relevant document is unknown to the structure (qrels of a
+    different corpus) or a query lacks an entity entry.  Queries with no relevant document, or
+    whose relevant documents carry no cluster mass, go to ``excluded`` with the reason.
+    """
+    if not isinstance(weights, ClusterWeights):
+        weights = ClusterWeights.from_dict(weights, n_clusters)
+    if not isinstance(bins, Bins):
+        raise InputError("bins must be a Bins instance", fix="pass Bins.from_reference(...) or "
+                                                           "Bins.from_dict(stored)")
+    if (query_entities is None) != (doc_entities is None):
+        raise InputError("pass both query_entities and doc_entities (or neither)",
+                         fix="J compares a query's entities with its relevant documents'")
+    if unknown_docs not in ("error", "skip"):
+        raise InputError(f"unknown_docs must be 'error' or 'skip', got {unknown_docs!r}",
+                         fix="use unknown_docs='skip' to leave out documents the structure lacks")
+    C = weights.n_clusters
+    excluded: list[ExcludedQuery] = []
+    kept: list = []
+    q_rows: list[int] = []
+    d_rows: list[int] = []
+    rel_docs: list[list] = []
+    unknown: list = []
+    lookup = weights._index
+    for qid, judged in qrels.items():
+        rel = [d for d, g in judged.items() if g >= level]
+        if not rel:
+            excluded.append(ExcludedQuery(qid, f"no relevant documents (grade ≥ {level})"))
+            continue
+        idx = [lookup.get(d) for d in rel]
+        bad = [d for d, i in zip(rel, idx) if i is None]
+        if bad:
+            if unknown_docs == "error":
+                unknown.extend((qid, d) for d in bad)
+                continue
+            rel = [d for d, i in zip(rel, idx) if i is not None]
+            idx = [i for i in idx if i is not None]
+            if not rel:
+                excluded.append(ExcludedQuery(qid, "no relevant document is in the corpus "
+                                                   "structure"))
+                continue
+        row = len(kept)
+        kept.append(qid)
+        q_rows.extend([row] * len(idx))
+        d_rows.extend(idx)
+        rel_docs.append(rel)
+    if unknown:
+        n_docs = len({d for _, d in unknown})
+        ex = ", ".join(f"{q}:{d}" for q, d in unknown[:3])
+        raise InputError(f"{n_docs} relevant documents are not in the corpus structure "
+                         f"(e.g. {ex}); the qrels are of a different corpus",
+                         fix="build or load the structure of the corpus these qrels judge; if "
+                             "the weights list only documents with entities, build them with "
+                             "ClusterWeights.from_dict(weights, C, doc_ids=<all corpus ids>) "
+                             "(or pass unknown_docs='skip' to leave such documents out)")
+    qi = np.asarray(q_rows, dtype=np.int64)
+    di = np.asarray(d_rows, dtype=np.int64)
+    # expand every (query, relevant doc) pair into the doc's (cluster, weight) entries
+    start = weights.indptr[di]
+    lens = weights.indptr[di + 1] - start
+    offs = _positions(start, lens)
+    prof = sparse.coo_matrix((weights.data[offs], (np.repeat(qi, lens), weights.indices[offs])),
+                             shape=(len(kept), C)).tocsr()
+    prof.sum_duplicates()
+    prof.eliminate_zeros()
+    prof.sort_indices()
+    mass = np.asarray(prof.sum(axis=1)).ravel()
+    empty = mass <= 0
+    if empty.any():
+        for i in np.flatnonzero(empty):
+            excluded.append(ExcludedQuery(kept[i], "relevant documents carry no cluster mass "
+                                                   "(no entities in any cluster)"))
+        keep = np.flatnonzero(~empty)
+        row_map = np.full(len(kept), -1, dtype=np.int64)
+        row_map[keep] = np.arange(len(keep))
+        qi = row_map[qi]
+        di = di[qi >= 0]
+        qi = qi[qi >= 0]
+        prof = prof[keep]
+        mass = mass[keep]
+        kept = [kept[i] for i in keep]
+        rel_docs = [rel_docs[i] for i in keep]
+    Q = len(kept)
+    qi_final, di_final = qi, di
+    counts = np.diff(prof.indptr)
+    rows = np.repeat(np.arange(Q), counts)
+    # primary cluster: largest a_q(c), ties within a relative 1e-12 → smallest id
+    primary = np.zeros(Q, dtype=np.int64)
+    if Q:
+        rowmax = np.maximum.reduceat(prof.data, prof.indptr[:-1])
+        top = prof.data >= rowmax[rows] * (1 - _TIE_RTOL)
+        primary = np.minimum.reduceat(np.where(top, prof.indices, C), prof.indptr[:-1])
+    p = prof.data / mass[rows] if Q else prof.data
+    membership = sparse.csr_matrix((p, prof.indices, prof.indptr), shape=(Q, C))
+    dispersion = _row_entropy(prof.indptr, p)
+    alignment = np.full(Q, np.nan)
+    if query_entities is not None:
+        missing = [q for q in kept if q not in query_entities]
+        if missing:
+            raise InputError(f"{len(missing)} queries have no entity entry (e.g. {missing[:3]})",
+                             fix="extract entities for every query (an empty set for none) with "
+                                 "the corpus' extractor")
+        if entity_vectors is None:
+            alignment = _exact_alignment(qi_final, di_final, kept, query_entities, doc_entities,
+                                         weights.doc_ids)
+        else:
+            doc_sets: dict = {}
+            for i, (q, rel) in enumerate(zip(kept, rel_docs)):
+                for d in rel:
+                    if d not in doc_sets:
+                        doc_sets[d] = frozenset(doc_entities.get(d, ()))
+                u = frozenset().union(*(doc_sets[d] for d in rel))
+                alignment[i] = soft_jaccard(query_entities[q], u, entity_vectors, tau)
+    return QueryStrata(tuple(kept), np.asarray(primary, dtype=np.int64), membership, dispersion,
+                       alignment, bins, C, tuple(excluded), level)

@@ -1,0 +1,242 @@
+"""Strata: primary cluster, Δ, J (exact and soft), fixed bins, excluded queries, bad input —
+brute-force checked on tiny hand-made and random cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mteb_stratified.core import InputError
+from mteb_stratified.core.strata import (DEFAULT_BINS, Bins, ClusterWeights, QueryStrata,
+                                         document_dispersion, jaccard, soft_jaccard, stratify)
+
+WEIGHTS = {
+    "d1": {0: 1.0},
+    "d2": {1: 0.5, 2: 0.5},
+    "d3": {0: 0.25, 1: 0.75},
+    "d4": {},                       # a document without entities
+    "d7": {0: 0.3},
+    "d8": {1: 0.1},
+    "d9": {1: 0.2},
+}
+QRELS = {
+    "q1": {"d1": 1},
+    "q2": {"d2": 2},
+    "q3": {"d1": 1, "d3": 1, "d2": 0},   # d2 judged non-relevant
+    "q4": {"d4": 1},                    # relevant docs carry no cluster mass
+    "q5": {"d1": 0},                    # no relevant documents
+    "q6": {"d2": 1, "d3": 1},
+    "q7": {"d7": 1, "d8": 1, "d9": 1},  # 0.3 vs 0.1 + 0.2: a tie up to rounding
+}
+DOC_ENTS = {"d1": {"a", "b"}, "d2": {"c"}, "d3": {"b", "d"}, "d7": {"x"}, "d8": set(), "d9": {"y"}}
+QUERY_ENTS = {"q1": {"a", "z"}, "q2": {"c"}, "q3": set(), "q6": {"e"}, "q7": {"x", "y"}}
+
+
+def entropy_norm(p):
+    p = [v for v in p if v > 0]
+    if len(p) <= 1:
+        return 0.0
+    s = sum(p)
+    p = [v / s for v in p]
+    return -sum(v * math.log(v) for v in p) / math.log(len(p))
+
+
+@pytest.fixture(scope="module")
+def strata():
+    return stratify(QRELS, WEIGHTS, query_entities=QUERY_ENTS, doc_entities=DOC_ENTS)
+
+
+def test_hand_made_primary_dispersion_alignment(strata):
+    assert strata.queries == ("q1", "q2", "q3", "q6", "q7")
+    # q2: clusters 1 and 2 tie at 0.5 → smallest id; q7: 0.3 vs 0.1 + 0.2 tie → cluster 0
+    assert strata.primary.tolist() == [0, 1, 0, 1, 0]
+    expected_delta = [0.0, 1.0, entropy_norm([1.25, 0.75]), entropy_norm([0.25, 1.25, 0.5]),
+                      entropy_norm([0.3, 0.3])]
+    np.testing.assert_allclose(strata.dispersion, expected_delta, rtol=0, atol=1e-12)
+    # J: q1 {a,z} vs {a,b} → 1/3; q2 {c} vs {c} → 1; q3 ∅ vs {a,b,d} → 0; q6 {e} vs {b,c,d} → 0;
+    # q7 {x,y} vs {x,y} → 1
+    np.testing.assert_allclose(strata.alignment, [1 / 3, 1.0, 0.0, 0.0, 1.0])
+    assert strata.membership_of("q6") == pytest.approx({0: 0.125, 1: 0.625, 2: 0.25})
+    rec = strata.records()
+    assert rec["q1"] == {"cluster": 0, "dispersion": 0.0, "dispersion_bin": "Low",
+                         "alignment": pytest.approx(1 / 3), "alignment_bin": "Med"}
+    m = strata.membership.toarray()
+    np.testing.assert_allclose(m.sum(axis=1), 1.0)
+    np.testing.assert_allclose(m[2], [1.25 / 2, 0.75 / 2, 0.0])
+    assert strata.n_clusters == 3
+
+
+def test_excluded_queries_are_reported_with_reasons(strata):
+    reasons = {e.qid: e.reason for e in strata.excluded}
+    assert set(reasons) == {"q4", "q5"}
+    assert "no relevant documents" in reasons["q5"]
+    assert "no cluster mass" in reasons["q4"]
+    with pytest.raises(InputError, match="no relevant documents"):
+        strata.stratum("q5")
+
+
+def test_stratum_cells_and_codes(strata):
+    # default bins: Δ (0, 0.5], J (0.2, 0.5]
+    assert strata.stratum("q1") == (0, "Low", "Med")
+    assert strata.stratum("q2") == (1, "High", "High")
+    assert strata.stratum("q3") == (0, "High", "Low")
+    codes = strata.codes("cell")
+    assert [QueryStrata.decode(c) for c in codes] == strata.labels("cell")
+    assert strata.labels("cluster") == [0, 1, 0, 1, 0]
+    with pytest.raises(InputError, match="unknown stratum scheme"):
+        strata.codes("topic")
+
+
+def test_relevance_level_changes_rel_set():
+    s = stratify({"q": {"d1": 1, "d2": 2}}, WEIGHTS, level=2)
+    assert s.primary.tolist() == [1] and s.dispersion[0] == pytest.approx(1.0)
+    assert np.isnan(s.alignment[0])
+    with pytest.raises(InputError, match="alignment"):
+        s.codes("cell")
+    assert s.codes("cluster").tolist() == [1]
+
+
+def brute_force(qrels, weights, qents, dents, level=1):
+    out = {}
+    for q, judged in qrels.items():
+        rel = [d for d, g in judged.items() if g >= level]
+        prof = {}
+        for d in rel:
+            for c, w in weights[d].items():
+                prof[c] = prof.get(c, 0.0) + w
+        prof = {c: w for c, w in prof.items() if w > 0}
+        if not rel or not prof:
+            continue
+        top = max(prof.values())
+        primary = min(c for c, w in prof.items() if w >= top * (1 - 1e-12))
+        union = set().union(*(dents.get(d, set()) for d in rel))
+        out[q] = (primary, entropy_norm(list(prof.values())), jaccard(qents[q], union))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_cases_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    C, D, Q = 6, 30, 40
+    weights = {}
+    for j in range(D):
+        k = int(rng.integers(0, 4))
+        cs = rng.choice(C, size=k, replace=False)
+        w = rng.integers(1, 4, size=k).astype(float)   # small integers: real ties happen
+        weights[f"d{j}"] = {int(c): float(v / w.sum()) for c, v in zip(cs, w)}
+    ents = [f"e{i}" for i in range(12)]
+    dents = {f"d{j}": set(rng.choice(ents, size=int(rng.integers(0, 4)), replace=False))
+             for j in range(D)}
+    qrels, qents = {}, {}
+    for i in range(Q):
+        docs = rng.choice(D, size=int(rng.integers(1, 5)), replace=False)
+        qrels[f"q{i}"] = {f"d{j}": int(rng.integers(0, 3)) for j in docs}
+        qents[f"q{i}"] = set(rng.choice(ents, size=int(rng.integers(0, 4)), replace=False))
+    s = stratify(qrels, ClusterWeights.from_dict(weights, C), query_entities=qents,
+                 doc_entities=dents)
+    ref = brute_force(qrels, weights, qents, dents)
+    assert list(s.queries) == list(ref)
+    assert len(s.queries) + len(s.excluded) == Q
+    for i, q in enumerate(s.queries):
+        p, delta, j = ref[q]
+        assert s.primary[i] == p, q
+        assert s.dispersion[i] == pytest.approx(delta, abs=1e-12)
+        assert s.alignment[i] == pytest.approx(j)
+
+
+def test_bins_fixed_per_corpus_not_per_query_set():
+    rng = np.random.default_rng(3)
+    C, D = 5, 50
+    weights = {f"d{j}": {int(c): float(rng.random()) for c in rng.choice(C, 2, replace=False)}
+               for j in range(D)}
+    cw = ClusterWeights.from_dict(weights, C)
+    ref = document_dispersion(cw)
+    assert np.all((ref >= 0) & (ref <= 1))
+    bins = Bins.from_reference(dispersion=ref, alignment=rng.random(200), source="docs")
+    assert bins.source == "docs"
+    assert Bins.from_dict(bins.to_dict()) == bins
+    qrels = {f"q{i}": {f"d{j}": 1 for j in rng.choice(D, int(rng.integers(1, 4)), replace=False)}
+             for i in range(60)}
+    qents = {q: {f"e{int(rng.integers(0, 6))}"} for q in qrels}
+    dents = {d: {f"e{int(rng.integers(0, 6))}", f"e{int(rng.integers(0, 6))}"} for d in weights}
+    full = stratify(qrels, cw, query_entities=qents, doc_entities=dents, bins=bins)
+    # the same queries inside a small, skewed query set: identical cells
+    low = [q for q, dl in zip(full.queries, full.dispersion) if dl < np.median(full.dispersion)]
+    part = stratify({q: qrels[q] for q in low[:7]}, cw, query_entities=qents, doc_entities=dents,
+                    bins=bins)
+    for q in part.queries:
+        assert part.stratum(q) == full.stratum(q)
+    np.testing.assert_array_equal(full.subset(part.queries).codes("cell"), part.codes("cell"))
+
+
+def test_bin_edges_and_nan():
+    b = Bins(dispersion=(0.0, 0.5), alignment=(0.2, 0.5))
+    assert b.bin_dispersion([0.0, 1e-9, 0.5, 0.51, np.nan]).tolist() == [0, 1, 1, 2, -1]
+    assert b.bin_alignment([0.2, 0.3, 0.9]).tolist() == [0, 1, 2]
+    with pytest.raises(InputError):
+        Bins(dispersion=(0.6, 0.5))
+    with pytest.raises(InputError):
+        Bins.from_reference(dispersion=[np.nan])
+    assert Bins.from_reference(dispersion=[0, 0, 0, 1, 1, 1]).alignment == DEFAULT_BINS.alignment
+
+
+def test_soft_jaccard():
+    vec = {"a": np.array([1.0, 0.0]), "c": np.array([0.95, 0.1]), "b": np.array([0.0, 1.0])}
+    # a ↔ c match by cosine, b = b by string: all matched on both sides
+    assert soft_jaccard({"a", "b"}, {"b", "c"}, vec, tau=0.9) == pytest.approx(1.0)
+    # a high τ leaves the exact Jaccard
+    assert soft_jaccard({"a", "b"}, {"b", "c"}, vec, tau=0.999) == pytest.approx(1 / 3)
+    assert soft_jaccard({"a", "b"}, {"b", "c"}, None, tau=0.5) == pytest.approx(1 / 3)
+    # a callable works like a mapping; entities without vectors match by string only
+    assert soft_jaccard({"a", "q"}, {"c"}, vec.get, tau=0.9) == pytest.approx(1 / 2)
+    assert soft_jaccard(set(), set(), vec, 0.9) == 0.0
+    # one-to-many matching: a matches c and c2 → ½(1 + 2) / (1 + 2 − 1.5)
+    vec["c2"] = np.array([0.9, 0.2])
+    assert soft_jaccard({"a"}, {"c", "c2"}, vec, tau=0.9) == pytest.approx(1.5 / 1.5)
+    s = stratify({"q": {"d1": 1}}, WEIGHTS, query_entities={"q": {"a", "zz"}},
+                 doc_entities={"d1": {"a", "b"}}, entity_vectors={"zz": [0, 1], "b": [0, 1]},
+                 tau=0.9)
+    assert s.alignment[0] == pytest.approx(1.0)
+
+
+def test_cluster_weights_forms_and_corpus_mass():
+    cw = ClusterWeights.from_dict(WEIGHTS, 3)
+    mass = cw.corpus_mass()
+    np.testing.assert_allclose(mass, np.array([1.55, 1.55, 0.5]) / 7)
+    cw2 = ClusterWeights.from_csr(cw.doc_ids, cw.to_csr())
+    np.testing.assert_array_equal(cw2.to_csr().toarray(), cw.to_csr().toarray())
+    # weights of documents with entities only, plus the corpus' full id list
+    full = ClusterWeights.from_dict({"d1": {0: 1.0}}, 2, doc_ids=["d0", "d1", "d2"])
+    assert full.n_docs == 3 and full.corpus_mass() == pytest.approx([1 / 3, 0.0])
+    s = stratify({"q": {"d0": 1, "d1": 1}, "r": {"d2": 1}}, full)
+    assert s.queries == ("q",) and "no cluster mass" in s.excluded[0].reason
+    with pytest.raises(InputError, match="not among doc_ids"):
+        ClusterWeights.from_dict({"dX": {0: 1.0}}, 2, doc_ids=["d0"])
+    with pytest.raises(InputError, match=r"\[0, 2\)"):
+        ClusterWeights.from_dict({"d": {5: 1.0}}, 2)
+    with pytest.raises(InputError, match="≥ 0"):
+        ClusterWeights.from_dict({"d": {0: -1.0}})
+
+
+def test_bad_input():
+    with pytest.raises(InputError, match="different corpus"):
+        stratify({"q": {"nope": 1, "d1": 1}}, WEIGHTS)
+    skipped = stratify({"q": {"nope": 1, "d1": 1}, "r": {"nope": 1}}, WEIGHTS,
+                       unknown_docs="skip")
+    assert skipped.queries == ("q",) and skipped.excluded[0].qid == "r"
+    assert "no relevant document is in the corpus structure" in skipped.excluded[0].reason
+    with pytest.raises(InputError, match="unknown_docs"):
+        stratify({"q": {"d1": 1}}, WEIGHTS, unknown_docs="drop")
+    with pytest.raises(InputError, match="entity entry"):
+        stratify({"q1": {"d1": 1}}, WEIGHTS, query_entities={}, doc_entities=DOC_ENTS)
+    with pytest.raises(InputError, match="both"):
+        stratify({"q1": {"d1": 1}}, WEIGHTS, query_entities={"q1": set()})
+    with pytest.raises(InputError, match="Bins"):
+        stratify({"q1": {"d1": 1}}, WEIGHTS, bins=(0, 1))
+
+
+def test_all_queries_excluded_gives_empty_strata():
+    s = stratify({"q": {"d1": 0}}, WEIGHTS)
+    assert s.n_queries == 0 and len(s.excluded) == 1
