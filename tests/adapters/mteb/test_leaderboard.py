@@ -1,0 +1,88 @@
+"""Leaderboard export from an MTEB results folder, and its errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mteb_stratified.core.errors import InputError
+
+
+def _write_result(root, model, task, scores, revision="r1"):
+    folder = root / "results" / model.replace("/", "__") / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model_meta.json").write_text(json.dumps({"name": model, "revision": revision}))
+    data = {"dataset_revision": "x", "task_name": task, "mteb_version": "2.26.24",
+            "scores": {"test": [{"hf_subset": "default", "languages": ["eng-Latn"], **scores}]},
+            "evaluation_time": 1.0, "kg_co2_emissions": None}
+    (folder / f"{task}.json").write_text(json.dumps(data))
+    return folder / f"{task}.json"
+
+
+def _scores(expected, oblivious, rng=0.01, share=0.1):
+    return {"main_score": expected, "ndcg_at_10": round(oblivious, 5),
+            "ndcg_at_10_expected": expected, "ndcg_at_10_oblivious": oblivious,
+            "ndcg_at_10_range": rng, "ndcg_at_10_bias": oblivious - expected,
+            "ndcg_at_10_min": expected - rng / 2, "ndcg_at_10_max": expected + rng / 2,
+            "ties_query_share_at_10": share}
+
+
+def test_leaderboard_sorts_and_flags_rank_flip(tmp_path, capsys):
+    from mteb_stratified.cli import leaderboard
+
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus", _scores(0.30, 0.32))
+    _write_result(tmp_path, "org/b", "StratifiedNFCorpus", _scores(0.31, 0.30))
+    _write_result(tmp_path, "org/c", "StratifiedNFCorpus", _scores(0.20, 0.20, rng=0.0, share=0.0))
+    out_dir = tmp_path / "lb"
+    assert leaderboard.main([str(tmp_path), "-o", str(out_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "WOULD DIFFER" in printed and "org/a" in printed
+    import pandas as pd
+
+    frame = pd.read_csv(out_dir / "leaderboard.csv")
+    assert list(frame["model"]) == ["org/b", "org/a", "org/c"]
+    assert {"StratifiedNFCorpus expected", "StratifiedNFCorpus range", "StratifiedNFCorpus bias",
+            "StratifiedNFCorpus tied_share"} <= set(frame.columns)
+    md = (out_dir / "leaderboard.md").read_text()
+    assert md.count("| org/") == 3
+
+
+def test_leaderboard_same_ranking_note(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    _write_result(tmp_path, "org/a", "T", _scores(0.3, 0.3))
+    _write_result(tmp_path, "org/b", "T", _scores(0.2, 0.2))
+    out = export_leaderboard(tmp_path)
+    assert "is the same" in out["note"]
+    assert (tmp_path / "leaderboard.csv").exists()
+
+
+def test_leaderboard_errors(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    with pytest.raises(InputError, match="results folder not found"):
+        export_leaderboard(tmp_path / "nope")
+    plain = tmp_path / "plain"
+    _write_result(plain, "org/a", "NFCorpus", {"main_score": 0.3, "ndcg_at_10": 0.3})
+    with pytest.raises(InputError) as err:
+        export_leaderboard(plain)
+    assert "no tie-aware columns" in str(err.value) and "StratifiedNFCorpus" in str(err.value)
+    bad = tmp_path / "bad"
+    path = _write_result(bad, "org/a", "StratifiedNFCorpus", _scores(0.3, 0.3))
+    path.write_text('{"task_name": "StratifiedNFCorpus", "scores": {')
+    with pytest.raises(InputError) as err:
+        export_leaderboard(bad)
+    assert "corrupt results file" in str(err.value) and "--overwrite-strategy always" in str(err.value)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no MTEB result files"):
+        export_leaderboard(tmp_path / "empty")
+
+
+def test_leaderboard_cli_exit_code_on_bad_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mteb_stratified.cli.leaderboard",
+                           str(tmp_path / "missing")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "results folder not found" in proc.stderr and "fix:" in proc.stderr

