@@ -128,8 +128,7 @@ def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivi
     d = disc[:width]
     arrangements = {"expected": expected_contributions(sorted_grades, groups, families, d)}
     if bool(np.any((groups.size > 1) & real)):
-        worst = arrange_within_groups(sorted_grades, groups, best_first=False)
-        best = arrange_within_groups(sorted_grades, groups, best_first=True)
+        worst, best = arrange_within_groups(sorted_grades, groups)
         arrangements["min"] = deterministic_contributions(worst, families, d)
         arrangements["max"] = deterministic_contributions(best, families, d)
     else:

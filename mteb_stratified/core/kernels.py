@@ -125,22 +125,20 @@ def expected_contributions(grades: np.ndarray, groups: TieGroups, families: set,
     return out
 
 
-def arrange_within_groups(grades: np.ndarray, groups: TieGroups, *, best_first: bool) -> np.ndarray:
-    """Reorder grades inside each tie group: ascending (worst case) or descending (best case).
+def arrange_within_groups(grades: np.ndarray, groups: TieGroups) -> tuple[np.ndarray, np.ndarray]:
+    """Grades reordered inside each tie group: ascending (worst case) and descending (best case).
 
-    One ``np.sort`` of the integer key ``start(p) · L + level(p)`` per row, with L the number of
-    distinct grades: groups stay in place because ``start`` is non-decreasing along a row.
+    One ``np.sort`` per arrangement of the integer key ``start(p) · L + level(p)``, with L the
+    number of distinct grades: groups stay in place because ``start`` is non-decreasing along a
+    row, and the level is read back from the sorted key.
     """
-    levels, idx = np.unique(grades, return_inverse=True)
-    idx = idx.reshape(grades.shape)
+    levels = np.unique(grades)
     n_levels = len(levels)
-    if best_first:
-        idx = n_levels - 1 - idx
-    key = np.sort(groups.start * n_levels + idx, axis=1)
-    level = key % n_levels
-    if best_first:
-        level = n_levels - 1 - level
-    return levels[level]
+    idx = np.searchsorted(levels, grades)
+    base = groups.start * n_levels
+    worst = levels[np.sort(base + idx, axis=1) % n_levels]
+    best = levels[n_levels - 1 - np.sort(base + (n_levels - 1 - idx), axis=1) % n_levels]
+    return worst, best
 
 
 def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence, full: int) -> np.ndarray:
