@@ -13,7 +13,8 @@ import sys
 from ..core.errors import InputError
 
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
-SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "leaderboard", "mteb_wrapper")
+SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
+               "structure", "stratify", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -61,7 +61,9 @@ def wheel_venv(tmp_path_factory):
     env_dir = work / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheels[0])],
+    # --ignore-installed: a copy in the system site-packages must not satisfy the install
+    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--ignore-installed",
+                           "-q", str(wheels[0])],
                           capture_output=True, text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     return py, work

@@ -1,0 +1,193 @@
+"""Speed, memory and recovery of the entity graph + Leiden on synthetic entity sets.
+
+Synthetic entities: ``n`` unit vectors in 384 dimensions (MiniLM's size) with planted
+communities of ~50 entities each: ``x = normalise(center_c + sigma * g / sqrt(d))`` with unit
+random centres, so two members of one community have cosine ~ 1 / (1 + sigma²) (0.67 at
+sigma = 0.7) and members of different ones ~ 0.  The graph is built exactly as in the structure
+pipeline (:func:`knn_edges`: faiss exact up to 50k entities, IVF above; k = 10, τ = 0.5), then
+:class:`LeidenClustering` (modularity, resolution 1, seed 0) runs on the igraph graph.
+
+Each size runs in its own subprocess so that its peak RSS (``ru_maxrss``) is its own.  The
+growth exponent is the slope of log(time) against log(n) between consecutive sizes (1 =
+linear).  Recovery of the planted communities: adjusted Rand index (ARI).
+
+Run: ``python benchmarks/bench_structure.py [--sizes 10000 100000 1000000]``.
+
+``--compare-extractors N`` instead compares the offline extractors (spaCy noun chunks vs KeyBERT)
+on the relevant documents of NFCorpus test queries (N documents at most): entities per
+document, seconds per document, clusters, modularity, and *query purity*: for each query,
+max_c p(c) with p(c) ∝ Σ_{d ∈ rel(q)} m_d(c), against the same figure for random document sets
+of the same sizes (higher ratio = clusters follow the topics that queries ask about).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+DIM = 384
+COMMUNITY = 50
+
+
+def make_entities(n: int, sigma: float = 0.7, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    n_comm = max(2, n // COMMUNITY)
+    centers = rng.standard_normal((n_comm, DIM)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    truth = rng.integers(0, n_comm, size=n)
+    emb = np.empty((n, DIM), dtype=np.float32)
+    step = 100_000
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        x = centers[truth[s:e]] + (sigma / np.sqrt(DIM)) * rng.standard_normal(
+            (e - s, DIM)).astype(np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        emb[s:e] = x
+    return emb, truth
+
+
+def adjusted_rand_index(a, b) -> float:
+    """ARI (Hubert & Arabie 1985) from the contingency table (sparse, O(n))."""
+    import scipy.sparse as sp
+    a = np.unique(np.asarray(a), return_inverse=True)[1]
+    b = np.unique(np.asarray(b), return_inverse=True)[1]
+    n = a.size
+    table = sp.coo_matrix((np.ones(n), (a, b))).tocsr()
+    comb = lambda x: x * (x - 1) / 2.0  # noqa: E731
+    sum_ij = comb(table.data).sum()
+    sum_a = comb(np.asarray(table.sum(axis=1)).ravel()).sum()
+    sum_b = comb(np.asarray(table.sum(axis=0)).ravel()).sum()
+    expected = sum_a * sum_b / comb(n)
+    maximum = (sum_a + sum_b) / 2
+    return float((sum_ij - expected) / (maximum - expected)) if maximum != expected else 1.0
+
+
+def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7) -> dict:
+    from mteb_stratified.structure.graph import knn_edges, to_igraph
+    from mteb_stratified.structure.leiden import LeidenClustering
+    t = time.perf_counter()
+    emb, truth = make_entities(n, sigma=sigma, seed=seed)
+    t_gen = time.perf_counter() - t
+    t, cpu = time.perf_counter(), time.process_time()
+    edges = knn_edges(emb, k=k, threshold=threshold, seed=seed)
+    t_knn = time.perf_counter() - t
+    del emb
+    t = time.perf_counter()
+    graph = to_igraph(edges.n, edges.src, edges.dst, edges.weight)
+    t_ig = time.perf_counter() - t
+    t = time.perf_counter()
+    model = LeidenClustering(resolution=1.0, seed=seed, n_iterations=2).fit(graph)
+    t_leiden = time.perf_counter() - t
+    cpu = time.process_time() - cpu  # CPU seconds of all threads: robust to a loaded machine
+    return {"n": n, "edges": len(edges), "index": edges.index, "generate_s": t_gen,
+            "knn_s": t_knn, "igraph_s": t_ig, "leiden_s": t_leiden,
+            "graph_plus_leiden_s": t_knn + t_ig + t_leiden, "cpu_s": cpu,
+            "clusters": model.n_clusters_, "planted": int(np.unique(truth).size),
+            "modularity": model.modularity_, "ari": adjusted_rand_index(truth, model.labels_),
+            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+
+
+def bench(sizes, k, threshold, seed, timeout, sigma=0.7):
+    rows = []
+    for n in sizes:
+        cmd = [sys.executable, __file__, "--one", str(n), "--k", str(k), "--threshold",
+               str(threshold), "--seed", str(seed), "--sigma", str(sigma)]
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"n={n:>9,}: did not finish in {timeout} s (stopped)")
+            break
+        if res.returncode != 0:
+            print(f"n={n:>9,}: failed\n{res.stderr[-2000:]}")
+            break
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"n={n:>9,} edges={row['edges']:>10,} {row['index']:<18} "
+              f"knn {row['knn_s']:7.1f}s igraph {row['igraph_s']:6.1f}s "
+              f"leiden {row['leiden_s']:7.1f}s total {row['graph_plus_leiden_s']:7.1f}s "
+              f"(cpu {row['cpu_s']:7.1f}s) "
+              f"peak {row['peak_rss_gib']:5.2f} GiB clusters {row['clusters']:>7,} "
+              f"(planted {row['planted']:,}) Q {row['modularity']:.3f} ARI {row['ari']:.3f}",
+              flush=True)
+    for a, b in zip(rows, rows[1:]):
+        ratio = b["graph_plus_leiden_s"] / a["graph_plus_leiden_s"]
+        slope = np.log(ratio) / np.log(b["n"] / a["n"])
+        print(f"growth exponent {a['n']:,} -> {b['n']:,}: {slope:.2f} (1 = linear)")
+    return rows
+
+
+def compare_extractors(max_docs: int, seed: int = 0) -> None:
+    from mteb_stratified.io import bundled_path, load_beir
+    from mteb_stratified.structure.extractors import KeyBERTExtractor, SpacyNounChunkExtractor
+    from mteb_stratified.structure.pipeline import BuildReport, StructureConfig, build_structure
+    data = load_beir(bundled_path("nfcorpus"), "test")
+    rng = np.random.default_rng(seed)
+    qids = sorted(data.qrels)
+    rng.shuffle(qids)
+    chosen, docs = [], set()
+    for q in qids:
+        rel = {d for d, g in data.qrels[q].items() if g > 0 and d in data.corpus}
+        if len(rel) < 2 or len(docs | rel) > max_docs:
+            continue
+        chosen.append((q, rel))
+        docs |= rel
+    corpus = {d: data.corpus[d] for d in sorted(docs)}
+    ids = sorted(corpus)
+    print(f"{len(corpus)} documents, relevant to {len(chosen)} test queries")
+    for extractor in (SpacyNounChunkExtractor(), KeyBERTExtractor()):
+        report = BuildReport()
+        art = build_structure(corpus, StructureConfig(), extractor=extractor, report=report)
+        w = art.doc_cluster_weights
+
+        def purity(rel):
+            p = {}
+            for d in rel:
+                for c, m in w.get(d, {}).items():
+                    p[c] = p.get(c, 0.0) + m
+            s = sum(p.values())
+            return max(p.values()) / s if s else 0.0
+
+        real = np.mean([purity(rel) for _, rel in chosen])
+        rand = np.mean([purity(set(rng.choice(ids, size=len(rel), replace=False)))
+                        for _ in range(20) for _, rel in chosen])
+        st = art.metadata["stats"]
+        print(f"{extractor.name}: {st['raw_entity_mentions'] / len(corpus):.1f} raw "
+              f"entities/doc, {np.mean([len(v) for v in art.doc_entities.values()]):.1f} "
+              f"normalised/doc, extract {report.timings['extract'] / len(corpus) * 1000:.0f} "
+              f"ms/doc, total {report.timings['total']:.0f}s, clusters {st['clusters']}, "
+              f"modularity {st['modularity']:.3f}, docs with weights "
+              f"{st['docs_with_weights']}/{len(corpus)}, query purity {real:.3f} vs random "
+              f"{rand:.3f} (ratio {real / rand:.2f})", flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--threshold", type=float, default=0.5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sigma", type=float, default=0.7,
+                   help="noise around community centres (within-community cosine ~ 1/(1+s²))")
+    p.add_argument("--timeout", type=float, default=900, help="seconds per size")
+    p.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--compare-extractors", type=int, default=None, metavar="N")
+    args = p.parse_args()
+    if args.one is not None:
+        print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma)))
+        return
+    if args.compare_extractors is not None:
+        compare_extractors(args.compare_extractors, args.seed)
+        return
+    print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f}")
+    bench(args.sizes, args.k, args.threshold, args.seed, args.timeout, args.sigma)
+
+
+if __name__ == "__main__":
+    main()

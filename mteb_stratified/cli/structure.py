@@ -1,0 +1,144 @@
+"""``mteb-stratified structure``: build the corpus structure artifact (entities, clusters).
+
+Resumable: extraction is checkpointed under ``OUT/.work`` (and LLM answers are cached in
+SQLite), so rerunning the same command after a crash continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..core.errors import InputError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "structure", help="map a corpus: entities, entity graph, Leiden clusters",
+        description="Extract entities from every document, link similar entities (k-NN over "
+                    "embeddings), cluster them with Leiden and write the structure artifact "
+                    "(metadata.json + JSONL.gz tables). Rerun the same command to resume.")
+    p.add_argument("--corpus", required=True, metavar="DIR_OR_TASK",
+                   help="a BEIR folder (corpus.jsonl[.gz]) or a bundled dataset name (nfcorpus)")
+    p.add_argument("--out", required=True, help="artifact folder")
+    p.add_argument("--extractor", choices=("offline", "keybert", "llm"), default="offline",
+                   help="entity extractor (default offline: spaCy noun chunks)")
+    llm = p.add_argument_group("LLM extractor")
+    llm.add_argument("--base-url", default=None,
+                     help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
+    llm.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
+    llm.add_argument("--api-key", default=None,
+                     help="API key (default $OPENAI_API_KEY; 'none' for a local server)")
+    llm.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
+    llm.add_argument("--max-tokens", type=int, default=512, help="completion limit per document")
+    llm.add_argument("--timeout", type=float, default=60.0, help="request timeout in seconds")
+    llm.add_argument("--max-retries", type=int, default=5, help="retries per request")
+    llm.add_argument("--cache", default=None,
+                     help="SQLite answer cache (default OUT/llm_cache.sqlite)")
+    llm.add_argument("--price-in", type=float, default=0.0, help="USD per 1M prompt tokens")
+    llm.add_argument("--price-out", type=float, default=0.0,
+                     help="USD per 1M completion tokens")
+    g = p.add_argument_group("graph and clustering")
+    g.add_argument("--embedding-model", default=None,
+                   help="sentence-transformers model (default: packaged all-MiniLM-L6-v2)")
+    g.add_argument("--k", type=int, default=10, help="neighbours per entity (default 10)")
+    g.add_argument("--threshold", type=float, default=0.6, help="edge cosine τ (default 0.6)")
+    g.add_argument("--merge-threshold", type=float, default=0.92,
+                   help="near-duplicate merge cosine (default 0.92)")
+    g.add_argument("--min-doc-freq", type=int, default=2,
+                   help="cluster names found in at least N documents (default 2)")
+    g.add_argument("--max-doc-share", type=float, default=0.1,
+                   help="drop names found in more than this share of documents (default 0.1)")
+    g.add_argument("--objective", choices=("modularity", "cpm"), default="modularity")
+    g.add_argument("--resolution", type=float, default=1.0)
+    g.add_argument("--min-cluster-size", type=int, default=3)
+    g.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None,
+                   help="only the first N documents by id (for a quick look)")
+    p.add_argument("--keep-work", action="store_true", help="keep OUT/.work after success")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+    return p
+
+
+def _load_corpus(spec: str) -> tuple[str, dict]:
+    from ..io.beir import _find, _read_jsonl, bundled_path
+    if os.path.isdir(spec):
+        folder = spec
+    else:
+        name = spec.lower()
+        if name.startswith("stratified"):
+            name = name[len("stratified"):]
+        try:
+            folder = bundled_path(name)
+        except InputError:
+            raise InputError(f"corpus {spec!r} is neither a folder nor a bundled dataset",
+                             fix="give a BEIR folder with corpus.jsonl[.gz], or nfcorpus") from None
+    raw = _read_jsonl(_find(folder, "corpus.jsonl"), "document")
+    corpus = {k: {"title": str(v.get("title", "") or ""), "text": str(v.get("text", "") or "")}
+              for k, v in raw.items()}
+    return os.path.basename(folder.rstrip("/")), corpus
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..structure.pipeline import BuildReport, StructureConfig, build_structure
+
+    name, corpus = _load_corpus(args.corpus)
+    if args.limit is not None:
+        corpus = {d: corpus[d] for d in sorted(corpus)[:args.limit]}
+    extractor = None
+    extractor_params: dict = {}
+    if args.extractor == "llm":
+        from ..structure.llm import LLMExtractor
+        extractor = LLMExtractor(
+            base_url=args.base_url, model=args.model, api_key=args.api_key,
+            concurrency=args.concurrency, max_tokens=args.max_tokens, timeout=args.timeout,
+            max_retries=args.max_retries,
+            cache_path=args.cache or os.path.join(args.out, "llm_cache.sqlite"),
+            price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress)
+        extractor_params = {"model": extractor.model, "base_url": extractor.base_url}
+    config = StructureConfig(
+        extractor=args.extractor, extractor_params=extractor_params,
+        embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
+        merge_threshold=args.merge_threshold, min_doc_freq=args.min_doc_freq,
+        max_doc_share=args.max_doc_share, objective=args.objective, resolution=args.resolution,
+        min_cluster_size=args.min_cluster_size, seed=args.seed)
+    report = BuildReport()
+    art = build_structure(corpus, config, out=args.out, extractor=extractor,
+                          progress=not args.no_progress, name=name, report=report)
+    stats = art.metadata["stats"]
+    summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,
+               "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
+               "n_docs": art.metadata["corpus"]["n_docs"], "clusters": stats["clusters"],
+               "entities": stats["entities"], "modularity": round(stats["modularity"], 4),
+               "docs_without_clusters": art.metadata["docs_without_clusters"]["count"],
+               "extraction_failures": art.metadata["extraction_failures"]["count"],
+               "largest": [[c["id"], c["size"], c["n_docs"], round(c["mass"], 4), c["label"]]
+                           for c in art.clusters[:10]]}
+    if extractor is not None and hasattr(extractor, "usage"):
+        summary["llm_usage"] = extractor.usage()
+    if args.json:
+        json.dump(summary, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    state = "reused existing artifact" if report.reused else (
+        f"resumed after {report.resumed_docs} documents" if report.resumed_docs else "built")
+    print(f"{args.out}: {state}: {summary['n_docs']} documents, {summary['entities']} entities, "
+          f"{summary['clusters']} clusters, modularity {summary['modularity']}")
+    if summary["docs_without_clusters"]:
+        print(f"  {summary['docs_without_clusters']} documents have no cluster weight "
+              "(listed in metadata.json: docs_without_clusters)")
+    if summary["extraction_failures"]:
+        print(f"  {summary['extraction_failures']} documents failed extraction "
+              "(metadata.json: extraction_failures)")
+    if report.timings:
+        print("  time (s): " + ", ".join(f"{k} {v}" for k, v in summary["timings_s"].items()))
+    if "llm_usage" in summary:
+        print("  LLM: " + json.dumps(summary["llm_usage"]))
+    print("  largest clusters (id, entities, docs, mass, label):")
+    for row in summary["largest"]:
+        print(f"    {row[0]:>4} {row[1]:>5} {row[2]:>5} {row[3]:.4f}  {row[4]}")
+    return 0

@@ -1,0 +1,15 @@
+"""Corpus semantic structure: entities -> entity graph -> Leiden clusters -> artifact.
+
+Heavy dependencies (spaCy, sentence-transformers, faiss, igraph, leidenalg, openai) are imported
+lazily; install them with ``pip install mteb-stratified[structure]`` (``[llm]`` for the LLM
+extractor).
+"""
+
+from .artifact import StructureArtifact
+from .extractors import Entity, EntityExtractor
+from .fingerprint import corpus_fingerprint
+from .leiden import LeidenClustering
+from .pipeline import StructureConfig, build_structure
+
+__all__ = ["StructureArtifact", "Entity", "EntityExtractor", "LeidenClustering",
+           "StructureConfig", "build_structure", "corpus_fingerprint"]

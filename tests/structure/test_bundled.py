@@ -1,0 +1,40 @@
+"""The NFCorpus structure artifact bundled in the package (built by the offline pipeline)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from mteb_stratified.io import bundled_path, load_beir
+from mteb_stratified.structure import StructureArtifact
+
+FOLDER = os.path.join(bundled_path("nfcorpus"), "structure")
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(FOLDER, "metadata.json")),
+                                reason="bundled structure artifact not built yet")
+
+
+def test_bundled_artifact_matches_the_bundled_corpus():
+    data = load_beir(bundled_path("nfcorpus"), "test")
+    art = StructureArtifact.load(FOLDER, corpus=data.corpus)
+    assert art.metadata["corpus"]["n_docs"] == len(data.corpus) == 3633
+    assert art.metadata["extractor"]["name"] == "offline-spacy-noun-chunks"
+    assert 50 <= art.n_clusters <= 500
+    missing = art.metadata["docs_without_clusters"]
+    assert len(art.doc_cluster_weights) + missing["count"] == len(data.corpus)
+    assert math.isclose(sum(art.cluster_mass.values()),
+                        len(art.doc_cluster_weights) / len(data.corpus), rel_tol=1e-9)
+    for weights in art.doc_cluster_weights.values():
+        assert math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
+    assert set(art.cluster_labels) == set(art.cluster_mass)
+
+
+def test_bundled_artifact_is_small():
+    size = sum(os.path.getsize(os.path.join(FOLDER, f)) for f in os.listdir(FOLDER))
+    assert size < 4 * 2**20
+
+
+def test_bundled_loader():
+    art = StructureArtifact.bundled("nfcorpus")
+    assert art.corpus_fingerprint.startswith("sha256:")

@@ -1,0 +1,82 @@
+"""``mteb-stratified structure``: build, rerun (reuse), resume, and clear errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from mteb_stratified.cli import main as cli_main
+
+
+@pytest.fixture(autouse=True)
+def _wired(monkeypatch):
+    if "structure" not in cli_main.SUBCOMMANDS:
+        monkeypatch.setattr(cli_main, "SUBCOMMANDS", tuple(cli_main.SUBCOMMANDS) + ("structure",))
+
+
+def _beir(folder, corpus):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "corpus.jsonl"), "w") as fh:
+        for doc_id in sorted(corpus):
+            fh.write(json.dumps({"_id": doc_id, **corpus[doc_id]}) + "\n")
+    return str(folder)
+
+
+@pytest.mark.slow
+def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys):
+    folder = _beir(tmp_path / "beir", {d: small_corpus[d] for d in sorted(small_corpus)[:30]})
+    out = str(tmp_path / "art")
+    args = ["structure", "--corpus", folder, "--out", out, "--no-progress",
+            "--max-doc-share", "0.3", "--json"]
+    assert cli_main.main(args) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["n_docs"] == 30 and first["clusters"] >= 1 and not first["reused"]
+    assert os.path.exists(os.path.join(out, "metadata.json"))
+    assert not os.path.exists(os.path.join(out, ".work"))
+    assert cli_main.main(args) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["reused"]
+    assert cli_main.main(args[:-1]) == 0  # human-readable summary
+    text = capsys.readouterr().out
+    assert "clusters" in text and "largest clusters" in text
+
+
+@pytest.mark.parametrize("corpus,message", [({}, "empty"),
+                                            ({"a": {"title": "", "text": ""}}, "no text")])
+def test_bad_corpus_exits_2(tmp_path, capsys, corpus, message):
+    folder = _beir(tmp_path / "beir", corpus)
+    assert cli_main.main(["structure", "--corpus", folder, "--out", str(tmp_path / "o"),
+                          "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_corpus_exits_2(tmp_path, capsys):
+    assert cli_main.main(["structure", "--corpus", "no-such-corpus", "--out",
+                          str(tmp_path / "o")]) == 2
+    assert "neither a folder nor a bundled dataset" in capsys.readouterr().err
+
+
+def test_llm_without_key_exits_2_and_says_how(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = _beir(tmp_path / "beir", {"a": {"title": "t", "text": "Vitamin D."}})
+    assert cli_main.main(["structure", "--corpus", folder, "--out", str(tmp_path / "o"),
+                          "--extractor", "llm", "--model", "m"]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and "--extractor offline" in err
+
+
+def test_unreachable_endpoint_exits_2(tmp_path, capsys):
+    pytest.importorskip("openai")
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    folder = _beir(tmp_path / "beir", {"a": {"title": "t", "text": "Vitamin D."}})
+    assert cli_main.main(["structure", "--corpus", folder, "--out", str(tmp_path / "o"),
+                          "--extractor", "llm", "--model", "m", "--api-key", "x",
+                          "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1",
+                          "--timeout", "2", "--no-progress"]) == 2
+    assert "kept failing" in capsys.readouterr().err
