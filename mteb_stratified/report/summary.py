@@ -1,0 +1,295 @@
+"""Glue from a corpus structure + a dataset + per-query values to a JSON-ready ``strata`` block.
+
+* :func:`corpus_bins` — the corpus' fixed Low/Med/High cut-points.  When the structure artifact
+  stores ``bins`` as ``{"dispersion": [a, b], "alignment": [a, b]}`` they are used as they are.
+  Otherwise (the bundled NFCorpus artifact stores none) **our rule**: the Δ cut-points are the
+  1/3 and 2/3 quantiles of :func:`~mteb_stratified.core.document_dispersion` over every
+  document of the corpus (Δ of each document's own cluster profile — a reference distribution
+  fixed by the corpus, computed once), and the J cut-points are the fixed defaults
+  ``(0.2, 0.5)`` of :class:`~mteb_stratified.core.Bins`.  They are never tertiles of the query
+  set being evaluated, so every query set over a corpus is binned the same way.
+* :func:`strata_for_dataset` — each query's stratum (primary cluster, Δ, J, bins), with the
+  query entities taken from the artifact's own extractor and document entities canonicalised.
+* :func:`stratified_summary` — coverage (MSC, SCC with ``n_min``, cell level), the gap list,
+  pooled / macro / post-stratified estimates with analytic and Rao–Wu bootstrap CIs, the
+  uncovered weight with bounds, and a per-stratum table of expected / min / max / bias.
+* :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata,
+                    StratifiedDesign, decision_stability, document_dispersion, per_stratum,
+                    strata_coverage, stratified_bootstrap, stratified_estimates, stratify)
+from ..core.strata import LEVELS, check_scheme
+
+__all__ = ["corpus_bins", "cluster_weights", "strata_for_dataset", "stratified_summary",
+           "stability_summary", "TIE_KEYS", "align_strata"]
+
+#: The tie-aware per-query columns a summary reports for every stratum.
+TIE_KEYS = ("expected", "min", "max", "oblivious", "bias")
+_ALIGNMENT_DEFAULT = Bins().alignment
+
+
+def cluster_weights(artifact, doc_ids) -> ClusterWeights:
+    """m_d(c) of every corpus document (documents without clustered entities get empty rows)."""
+    return ClusterWeights.from_dict(artifact.doc_cluster_weights, artifact.n_clusters,
+                                    doc_ids=list(doc_ids))
+
+
+def corpus_bins(artifact, weights: ClusterWeights | None = None) -> Bins:
+    """The corpus-fixed bins: stored in the artifact, else our document-dispersion rule."""
+    stored = artifact.bins
+    if stored and "dispersion" in stored and "alignment" in stored:
+        return Bins.from_dict(stored)
+    if weights is None:
+        weights = cluster_weights(artifact, artifact.doc_cluster_weights)
+    b = Bins.from_reference(dispersion=document_dispersion(weights), source=(
+        "ours: Δ at the 1/3, 2/3 quantiles of the corpus' document dispersion; "
+        "J at the fixed defaults (0.2, 0.5)"))
+    return Bins(b.dispersion, _ALIGNMENT_DEFAULT, b.source)
+
+
+def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
+                       check_corpus: bool = True) -> QueryStrata:
+    """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
+
+    The corpus must be the one the artifact was built on (fingerprint check; with
+    ``check_corpus=False`` the relevant documents must still be known to the structure).
+    Queries without relevant documents are listed in ``excluded``, never dropped silently.
+    """
+    corpus = getattr(dataset, "corpus", None)
+    if not corpus:
+        raise InputError("the dataset has no corpus loaded",
+                         fix="load it with load_beir(folder, split) (corpus=True)")
+    if check_corpus:
+        artifact.check_corpus(corpus)
+    weights = cluster_weights(artifact, corpus)
+    if bins is None:
+        bins = corpus_bins(artifact, weights)
+    qids = [q for q in dataset.qrels if q in dataset.queries]
+    extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
+    query_entities = {q: {artifact.canonical(e) for e in ents} for q, ents in zip(qids, extracted)}
+    doc_entities = {d: {artifact.canonical(e) for e in ents}
+                    for d, ents in artifact.doc_entities.items()}
+    qrels = {q: dataset.qrels[q] for q in qids}
+    return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
+                    bins=bins, level=level)
+
+
+def _values_by_key(per_query_values) -> dict:
+    """``{key: {qid: value}}`` from that shape or a plain ``{qid: value}`` (= expected)."""
+    if not isinstance(per_query_values, Mapping) or not per_query_values:
+        raise InputError("no per-query values", fix="pass {qid: value} or {key: {qid: value}}")
+    first = next(iter(per_query_values.values()))
+    if not isinstance(first, Mapping):
+        return {"expected": dict(per_query_values)}
+    out = {k: dict(v) for k, v in per_query_values.items()}
+    if "expected" not in out:
+        raise InputError("per-query values lack 'expected'",
+                         fix="pass {'expected': {qid: v}, 'min': ..., 'max': ..., ...}")
+    if "bias" not in out and "oblivious" in out:
+        out["bias"] = {q: out["oblivious"][q] - v for q, v in out["expected"].items()}
+    return out
+
+
+def align_strata(strata: QueryStrata, qids) -> tuple[QueryStrata, list]:
+    """The strata of the evaluated queries, and the stratified queries that were not evaluated.
+
+    Evaluated queries unknown to the strata (and not excluded by them) raise
+    :class:`InputError`: the results come from a different query set or corpus.
+    """
+    known = set(strata.queries)
+    excluded = {e.qid for e in strata.excluded}
+    unknown = [q for q in qids if q not in known and q not in excluded]
+    if unknown:
+        raise InputError(f"{len(unknown)} evaluated queries are not in the stratified dataset "
+                         f"(e.g. {sorted(unknown)[:3]})",
+                         fix="use the structure and dataset of the corpus the results were "
+                             "computed on (same query ids)")
+    evaluated = set(qids)
+    keep = [q for q in strata.queries if q in evaluated]
+    if not keep:
+        raise InputError("none of the evaluated queries could be stratified",
+                         fix="check that the results and the structure share a corpus")
+    missing = [q for q in strata.queries if q not in evaluated]
+    return (strata if not missing else strata.subset(keep)), missing
+
+
+def _f(x) -> float | None:
+    x = float(x)
+    return None if not math.isfinite(x) else x
+
+
+def _stratum_key(label):
+    if isinstance(label, tuple):
+        return [int(label[0]), label[1], label[2]]
+    return int(label)
+
+
+def _cluster_of(label) -> int:
+    return int(label[0]) if isinstance(label, tuple) else int(label)
+
+
+def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
+                       measure: str = "nDCG@10", scheme: str = "cluster",
+                       n_min: int = DEFAULT_N_MIN, n_resamples: int = 2000, seed: int = 0,
+                       confidence_level: float = 0.95, cell_rule: str = "proportional",
+                       top_gaps: int = 20) -> dict:
+    """The JSON-ready ``strata`` block of one system (see the module docstring).
+
+    ``per_query_values``: ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is
+    derived), or a plain ``{qid: value}`` taken as expected.
+    """
+    check_scheme(scheme)
+    from ..core.coverage import _check_n_min
+    n_min = _check_n_min(n_min)
+    vals = _values_by_key(per_query_values)
+    qids = list(vals["expected"])
+    for k, v in vals.items():
+        if set(v) != set(qids):
+            raise InputError(f"per-query {k!r} values cover other queries than 'expected'",
+                             fix="give every key the same query ids")
+    sub, not_evaluated = align_strata(strata, qids)
+    excluded = [{"qid": e.qid, "reason": e.reason} for e in strata.excluded]
+    excluded_evaluated = [e for e in excluded if e["qid"] in vals["expected"]]
+    mass = artifact.cluster_mass
+    labels = artifact.cluster_labels
+    design = StratifiedDesign.from_strata(sub, mass, scheme=scheme, cell_rule=cell_rule)
+    columns = {k: {q: vals[k][q] for q in sub.queries} for k in vals}
+
+    cov_cluster = strata_coverage(sub, mass, scheme="cluster", n_min=n_min, labels=labels)
+    coverage = {"cluster": cov_cluster.to_dict(top_gaps)}
+    if sub.has_alignment:
+        coverage["cell"] = strata_coverage(sub, mass, scheme="cell", n_min=n_min,
+                                           labels=labels).to_dict(top_gaps)
+
+    analytic = stratified_estimates(columns, design)
+    boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed)
+    estimates = {}
+    for k in columns:
+        estimates[k] = {"analytic": {e: r.to_dict(confidence_level)
+                                     for e, r in analytic[k].items()},
+                        "bootstrap": {e: r.to_dict(confidence_level)
+                                      for e, r in boot[k].items() if e != "strata"}}
+    post = analytic["expected"].get("post_stratified")
+    bounds = None
+    if post is not None:
+        b, bi = post.bounds, post.bounds_interval(confidence_level)
+        bounds = {"low": b.low, "high": b.high, "ci_low": bi.low, "ci_high": bi.high,
+                  "rule": "μ with the metric 0 / 1 on every uncovered stratum"}
+
+    tables = per_stratum(columns, design)
+    boot_exp = boot["expected"]["strata"]
+    b_low, b_high = boot_exp.confidence_interval(confidence_level)
+    a_low, a_high = tables["expected"].confidence_interval(confidence_level)
+    rows = []
+    for i, lab in enumerate(design.labels):
+        if design.counts[i] == 0:
+            continue
+        c = _cluster_of(lab)
+        row = {"stratum": _stratum_key(lab), "cluster": c, "label": labels.get(c),
+               "n": int(design.counts[i]), "weight": _f(design.weights[i]),
+               "corpus_mass": _f(mass.get(c, 0.0)),
+               "ci_low": _f(a_low[i]), "ci_high": _f(a_high[i]),
+               "boot_ci_low": _f(b_low[i]), "boot_ci_high": _f(b_high[i]),
+               "standard_error": _f(tables["expected"].standard_error[i])}
+        for k in columns:
+            row[k] = _f(tables[k].mean[i])
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["n"], str(r["stratum"])))
+    means = [r["expected"] for r in rows]
+
+    # per-cluster query counts and the 3×3 Δ×J cells (for the coverage map and the heatmaps)
+    C = sub.n_clusters
+    counts = np.bincount(sub.primary, minlength=C)
+    clusters = [{"cluster": c, "label": labels.get(c), "mass": _f(mass.get(c, 0.0)),
+                 "n_queries": int(counts[c])} for c in range(C)]
+    cells = []
+    if sub.has_alignment:
+        exp = np.array([columns["expected"][q] for q in sub.queries])
+        db, ab = sub.dispersion_bin, sub.alignment_bin
+        for c in np.flatnonzero(counts).tolist():
+            sel = sub.primary == c
+            n = np.zeros((3, 3), dtype=int)
+            s = np.zeros((3, 3))
+            np.add.at(n, (db[sel], ab[sel]), 1)
+            np.add.at(s, (db[sel], ab[sel]), exp[sel])
+            cells.append({"cluster": c, "label": labels.get(c), "n_queries": int(counts[c]),
+                          "counts": n.tolist(),
+                          "mean": [[_f(s[i, j] / n[i, j]) if n[i, j] else None for j in range(3)]
+                                   for i in range(3)]})
+        cells.sort(key=lambda r: -r["n_queries"])
+
+    bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
+                                            minlength=3).tolist(),
+                  "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
+                                           minlength=3).tolist()}
+    warnings = [f"every stratified query falls in the {LEVELS[int(np.argmax(c))]} {name} bin: "
+                f"the corpus cut-points {getattr(sub.bins, name)} do not separate these queries"
+                for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
+    return {
+        "measure": measure, "scheme": scheme, "definitions": "ours (see mteb_stratified.core."
+        "strata / estimators / coverage docstrings and design.md)",
+        "structure": {"corpus_fingerprint": artifact.corpus_fingerprint,
+                      "n_clusters": artifact.n_clusters},
+        "bins": sub.bins.to_dict(), "levels": list(LEVELS), "bin_counts": bin_counts,
+        "warnings": warnings,
+        "n_queries": sub.n_queries,
+        "excluded": excluded, "n_excluded": len(excluded),
+        "n_excluded_evaluated": len(excluded_evaluated),
+        "not_evaluated": len(not_evaluated),
+        "coverage": coverage,
+        "gaps": coverage["cluster"]["top_gaps"],
+        "estimates": estimates,
+        "uncovered_weight": design.uncovered_weight,
+        "bounds": bounds,
+        "per_stratum": rows,
+        "spread": (max(means) - min(means)) if means else None,
+        "spread_min_n": _spread(rows, n_min),
+        "clusters": clusters, "cells": cells,
+        "settings": {"n_min": n_min, "n_resamples": n_resamples, "seed": seed,
+                     "confidence_level": confidence_level, "cell_rule": cell_rule,
+                     "bootstrap": "Rao–Wu rescaling, m_h = n_h − 1"},
+    }
+
+
+def _spread(rows, n_min) -> dict | None:
+    """Best and worst stratum among those with ≥ n_min queries."""
+    big = [r for r in rows if r["n"] >= n_min]
+    if not big:
+        return None
+    best = max(big, key=lambda r: r["expected"])
+    worst = min(big, key=lambda r: r["expected"])
+    return {"n_min": n_min, "spread": best["expected"] - worst["expected"],
+            "best": {k: best[k] for k in ("stratum", "label", "n", "expected", "ci_low",
+                                          "ci_high")},
+            "worst": {k: worst[k] for k in ("stratum", "label", "n", "expected", "ci_low",
+                                            "ci_high")}}
+
+
+def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artifact, *,
+                      scheme: str = "cluster", confidence_level: float = 0.95,
+                      cell_rule: str = "proportional") -> dict:
+    """Decision stability of ≥ 2 systems (expected values) on their shared stratified queries."""
+    exp = {s: _values_by_key(v)["expected"] for s, v in systems.items()}
+    if len(exp) < 2:
+        raise InputError(f"decision stability needs ≥ 2 systems, got {len(exp)}",
+                         fix="pass the results of two or more systems")
+    shared = set.intersection(*(set(v) for v in exp.values()))
+    sub, _ = align_strata(strata, sorted(shared))
+    design = StratifiedDesign.from_strata(sub, artifact.cluster_mass, scheme=scheme,
+                                          cell_rule=cell_rule)
+    rep = decision_stability({s: {q: v[q] for q in sub.queries} for s, v in exp.items()}, design,
+                             confidence_level=confidence_level)
+    d = rep.to_dict()
+    d["stable"] = rep.stable
+    d["n_queries"] = sub.n_queries
+    for row in d["stratum_winners"]:
+        row["stratum"] = _stratum_key(row["stratum"])
+    return d

@@ -1,0 +1,125 @@
+"""strata_for_dataset / stratified_summary / stability_summary on a 40-query NFCorpus subset."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mteb_stratified.core import InputError, document_dispersion
+from mteb_stratified.report import (cluster_weights, corpus_bins, stability_summary,
+                                    strata_for_dataset, stratified_summary)
+
+
+def test_strata_for_dataset(strata, dataset, artifact):
+    assert strata.n_queries + len(strata.excluded) == len(dataset.qrels)
+    assert strata.n_clusters == artifact.n_clusters
+    assert strata.has_alignment
+    assert np.all((strata.alignment >= 0) & (strata.alignment <= 1))
+    assert np.all((strata.dispersion >= 0) & (strata.dispersion <= 1))
+
+
+def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
+    """Bins never depend on the evaluated query set: a 10-query subset is binned identically."""
+    small = replace(dataset, qrels=dict(list(dataset.qrels.items())[:10]))
+    s10 = strata_for_dataset(artifact, small)
+    assert s10.bins == strata.bins
+    if not artifact.bins:  # our rule: document-dispersion tertiles + fixed J cut-points
+        ref = document_dispersion(cluster_weights(artifact, dataset.corpus))
+        ref = ref[np.isfinite(ref)]
+        assert strata.bins.dispersion == pytest.approx(tuple(np.quantile(ref, [1 / 3, 2 / 3])))
+        assert strata.bins.alignment == (0.2, 0.5)
+        assert corpus_bins(artifact) == strata.bins
+
+
+def test_summary_block(strata, artifact, two_systems):
+    vals = two_systems["A"]
+    b = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3)
+    json.dumps(b)  # JSON-ready
+    assert b["n_queries"] == strata.n_queries
+    cov = b["coverage"]["cluster"]
+    counts = np.bincount(strata.primary, minlength=strata.n_clusters)
+    assert cov["msc"] == pytest.approx(np.count_nonzero(counts) / strata.n_clusters)
+    mass = np.array([artifact.cluster_mass[c] for c in range(strata.n_clusters)])
+    mass = mass / mass.sum()
+    assert cov["scc"] == pytest.approx(mass[counts >= 5].sum())
+    assert "cell" in b["coverage"]
+    assert all(sum(c) == strata.n_queries for c in b["bin_counts"].values())
+    assert isinstance(b["warnings"], list)
+    # the gap list: zero-query clusters, heaviest first, with labels
+    gm = [g["mass"] for g in b["gaps"]]
+    assert gm == sorted(gm, reverse=True) and all(g["label"] for g in b["gaps"])
+    assert all(counts[g["stratum"]] == 0 for g in b["gaps"])
+    e = b["estimates"]["expected"]
+    x = np.array([vals["expected"][q] for q in strata.queries])
+    assert e["analytic"]["pooled"]["estimate"] == pytest.approx(x.mean())
+    assert set(e["analytic"]) == set(e["bootstrap"]) == {"pooled", "macro", "post_stratified"}
+    assert e["bootstrap"]["pooled"]["interval"] == "percentile"
+    # bounds: (1 − U) μ̂ and (1 − U) μ̂ + U
+    u, post = b["uncovered_weight"], e["analytic"]["post_stratified"]["estimate"]
+    assert u == pytest.approx(mass[counts == 0].sum())
+    assert b["bounds"]["low"] == pytest.approx((1 - u) * post)
+    assert b["bounds"]["high"] == pytest.approx((1 - u) * post + u)
+    # per-stratum table: expected/min/max/bias and the counts add up
+    rows = b["per_stratum"]
+    assert sum(r["n"] for r in rows) == strata.n_queries
+    for r in rows:
+        assert r["min"] <= r["expected"] + 1e-12 <= r["max"] + 2e-12
+        assert r["bias"] == pytest.approx(r["oblivious"] - r["expected"])
+    assert b["spread"] == pytest.approx(max(r["expected"] for r in rows)
+                                        - min(r["expected"] for r in rows))
+    # seeded bootstrap is reproducible
+    b2 = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3)
+    assert b2["estimates"] == b["estimates"]
+
+
+def test_plain_mapping_and_cell_scheme(strata, artifact, two_systems):
+    vals = two_systems["A"]["expected"]
+    b = stratified_summary(vals, strata, artifact, scheme="cell", n_resamples=50)
+    assert b["scheme"] == "cell"
+    assert all(isinstance(r["stratum"], list) and len(r["stratum"]) == 3
+               for r in b["per_stratum"])
+    assert list(b["estimates"]) == ["expected"]
+
+
+def test_subset_of_queries_is_reported(strata, artifact, two_systems):
+    vals = {k: dict(list(v.items())[:30]) for k, v in two_systems["A"].items()}
+    b = stratified_summary(vals, strata, artifact, n_resamples=50)
+    assert b["n_queries"] == 30 and b["not_evaluated"] == strata.n_queries - 30
+
+
+def test_query_without_relevant_documents_is_reported(artifact, dataset):
+    q0 = next(iter(dataset.qrels))
+    qrels = dict(dataset.qrels)
+    qrels[q0] = {d: 0 for d in qrels[q0]}
+    s = strata_for_dataset(artifact, replace(dataset, qrels=qrels))
+    assert [e.qid for e in s.excluded] == [q0]
+    vals = {q: 0.5 for q in qrels}
+    b = stratified_summary(vals, s, artifact, n_resamples=50)
+    assert b["n_excluded"] == 1 and b["excluded"][0]["qid"] == q0
+    assert "relevant" in b["excluded"][0]["reason"]
+    assert b["n_queries"] == len(qrels) - 1
+
+
+def test_errors(strata, artifact, two_systems, dataset):
+    vals = two_systems["A"]
+    with pytest.raises(InputError, match="scheme"):
+        stratified_summary(vals, strata, artifact, scheme="topic")
+    with pytest.raises(InputError, match="n_min"):
+        stratified_summary(vals, strata, artifact, n_min=0)
+    bad = {k: {**v, "NOT-A-QUERY": 0.1} for k, v in vals.items()}
+    with pytest.raises(InputError, match="not in the stratified dataset"):
+        stratified_summary(bad, strata, artifact)
+    other = dict(dataset.corpus)
+    other.pop(next(iter(other)))
+    with pytest.raises(InputError, match="fingerprint"):
+        strata_for_dataset(artifact, replace(dataset, corpus=other))
+
+
+def test_stability(strata, artifact, two_systems):
+    st = stability_summary(two_systems, strata, artifact)
+    json.dumps(st)
+    assert set(st["winners"]) == {"pooled", "macro", "post_stratified"}
+    assert st["n_queries"] == strata.n_queries
+    with pytest.raises(InputError, match="≥ 2 systems"):
+        stability_summary({"A": two_systems["A"]}, strata, artifact)
