@@ -19,6 +19,8 @@ import os
 import sys
 
 _ENV_OFF = "MTEB_STRATIFIED_NO_AUTOLOAD"
+#: True while a registration waits for one of our half-imported modules (see _register)
+deferred = False
 
 
 def _register():
@@ -28,6 +30,14 @@ def _register():
         return
     try:
         register()
+    except ImportError as exc:
+        if "partially initialized" not in str(exc):
+            raise
+        # mteb was imported from inside one of our own modules (e.g. `import
+        # mteb_stratified.adapters.mteb.tasks` before mteb): that module finishes the
+        # registration itself once it is fully initialised (registration.complete_deferred)
+        global deferred
+        deferred = True
     except Exception as exc:  # never break `import mteb` for the user
         import warnings
 

@@ -79,15 +79,9 @@ def _load_context(args):
     return art, data, strata_for_dataset(art, data, check_corpus=False)
 
 
-def _metric_key(measure: str) -> str:
-    name, _, k = measure.partition("@")
-    base = {"nDCG": "ndcg", "RR": "mrr", "R": "recall", "P": "precision", "AP": "map"}.get(name,
-                                                                                          name)
-    return f"{base}_at_{k}" if k else base
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..report import find_per_query, load_results_json, read_per_query_csv, stratified_summary
+    from ..report import (find_per_query, flat_strata_scores, load_results_json,
+                          read_per_query_csv, stratified_summary)
     check_options(args)
     if args.per_query is not None and len(args.per_query) != len(args.results):
         raise InputError(f"{len(args.per_query)} --per-query files for {len(args.results)} "
@@ -100,12 +94,7 @@ def run(args: argparse.Namespace) -> int:
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, n_resamples=args.resamples, seed=args.seed)
         res.setdefault("strata", {})[args.split] = block
-        key = _metric_key(args.measure)
-        flat = {f"strata_{e}_{key}_expected": r["estimate"]
-                for e, r in block["estimates"]["expected"]["analytic"].items()}
-        flat.update(strata_msc=block["coverage"]["cluster"]["msc"],
-                    strata_scc=block["coverage"]["cluster"]["scc"],
-                    strata_uncovered_weight=block["uncovered_weight"])
+        flat = flat_strata_scores(block, args.measure)
         for entry in res["scores"].get(args.split, []):
             entry.update(flat)
         target = path if args.out is None else os.path.join(args.out, os.path.basename(path))

@@ -101,6 +101,18 @@ def _read_json(path: str, kind: str) -> dict:
     return data
 
 
+def _put(table: dict, seen_at: dict, qid: str, doc: str, value, path: str, number: int,
+         verb: str) -> None:
+    """Store ``table[qid][doc] = value``; a second line for the same pair is an error."""
+    docs = table.setdefault(qid, {})
+    if doc in docs:
+        raise InputError(f"document {doc!r} {verb} twice for query {qid!r} (first on line "
+                         f"{seen_at[(qid, doc)]})", source=path, line=number,
+                         fix="keep one line per (query, document)")
+    docs[doc] = value
+    seen_at[(qid, doc)] = number
+
+
 def read_run(path: "str | os.PathLike") -> dict:
     """Read a TREC run file (or a JSON run) into ``{qid: {docid: score}}``."""
     path = os.fspath(path)
@@ -124,13 +136,7 @@ def read_run(path: "str | os.PathLike") -> dict:
             raise InputError(f"score is {score_text} for document {doc!r} of query {qid!r}",
                              source=path, line=number,
                              fix="replace NaN/inf scores by finite numbers (or drop the line)")
-        docs = run.setdefault(qid, {})
-        if doc in docs:
-            raise InputError(f"document {doc!r} is listed twice for query {qid!r} (first on line "
-                             f"{seen_at[(qid, doc)]})", source=path, line=number,
-                             fix="keep one line per (query, document)")
-        docs[doc] = score
-        seen_at[(qid, doc)] = number
+        _put(run, seen_at, qid, doc, score, path, number, "is listed")
     return run
 
 
@@ -176,13 +182,7 @@ def read_qrels(path: "str | os.PathLike") -> dict:
                                  fix="write TREC qrels lines as 'qid 0 docid relevance'")
             qid, _, doc, grade_text = parts
         grade = _parse_grade(grade_text, path, number)
-        docs = qrels.setdefault(qid, {})
-        if doc in docs:
-            raise InputError(f"document {doc!r} is judged twice for query {qid!r} (first on line "
-                             f"{seen_at[(qid, doc)]})", source=path, line=number,
-                             fix="keep one judgment per (query, document)")
-        docs[doc] = grade
-        seen_at[(qid, doc)] = number
+        _put(qrels, seen_at, qid, doc, grade, path, number, "is judged")
     if not qrels:
         raise InputError("no judgments (only a header)", source=path,
                          fix="give at least one judgment line")

@@ -29,7 +29,7 @@ from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata
 from ..core.strata import LEVELS, check_scheme
 
 __all__ = ["corpus_bins", "cluster_weights", "strata_for_dataset", "stratified_summary",
-           "stability_summary", "TIE_KEYS", "align_strata"]
+           "stability_summary", "TIE_KEYS", "align_strata", "flat_strata_scores", "metric_key"]
 
 #: The tie-aware per-query columns a summary reports for every stratum.
 TIE_KEYS = ("expected", "min", "max", "oblivious", "bias")
@@ -56,12 +56,15 @@ def corpus_bins(artifact, weights: ClusterWeights | None = None) -> Bins:
 
 
 def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
-                       check_corpus: bool = True) -> QueryStrata:
+                       check_corpus: bool = True,
+                       query_entities: Mapping[str, set] | None = None) -> QueryStrata:
     """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
 
     The corpus must be the one the artifact was built on (fingerprint check; with
     ``check_corpus=False`` the relevant documents must still be known to the structure).
     Queries without relevant documents are listed in ``excluded``, never dropped silently.
+    ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
+    bundled) skips the extraction; otherwise the artifact's own extractor runs.
     """
     corpus = getattr(dataset, "corpus", None)
     if not corpus:
@@ -73,13 +76,46 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     if bins is None:
         bins = corpus_bins(artifact, weights)
     qids = [q for q in dataset.qrels if q in dataset.queries]
-    extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
-    query_entities = {q: {artifact.canonical(e) for e in ents} for q, ents in zip(qids, extracted)}
+    if query_entities is None:
+        extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
+        query_entities = dict(zip(qids, extracted))
+    missing = [q for q in qids if q not in query_entities]
+    if missing:
+        raise InputError(f"{len(missing)} judged queries have no entity set (e.g. {missing[:3]})",
+                         fix="extract them with the artifact's extractor (extract_entities_batch)")
+    query_entities = {q: {artifact.canonical(e) for e in query_entities[q]} for q in qids}
     doc_entities = {d: {artifact.canonical(e) for e in ents}
                     for d, ents in artifact.doc_entities.items()}
     qrels = {q: dataset.qrels[q] for q in qids}
     return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
                     bins=bins, level=level)
+
+
+def metric_key(measure: str) -> str:
+    """MTEB's score key of a measure name: ``nDCG@10`` → ``ndcg_at_10``."""
+    name, _, k = measure.partition("@")
+    base = {"nDCG": "ndcg", "RR": "mrr", "R": "recall", "P": "precision", "AP": "map"}.get(name,
+                                                                                          name)
+    return f"{base}_at_{k}" if k else base
+
+
+def flat_strata_scores(block: dict, measure: str) -> dict:
+    """The flat MTEB score keys of a strata block (read by the leaderboard).
+
+    ``strata_<estimator>_<metric>_expected`` (pooled, macro, post_stratified) with their 95%
+    analytic interval bounds (``..._ci_low``/``..._ci_high``), ``strata_msc``, ``strata_scc``
+    and ``strata_uncovered_weight``.
+    """
+    key = metric_key(measure)
+    out: dict = {}
+    for estimator, r in block["estimates"]["expected"]["analytic"].items():
+        out[f"strata_{estimator}_{key}_expected"] = r["estimate"]
+        out[f"strata_{estimator}_{key}_expected_ci_low"] = r["ci_low"]
+        out[f"strata_{estimator}_{key}_expected_ci_high"] = r["ci_high"]
+    out.update(strata_msc=block["coverage"]["cluster"]["msc"],
+               strata_scc=block["coverage"]["cluster"]["scc"],
+               strata_uncovered_weight=block["uncovered_weight"])
+    return out
 
 
 def _values_by_key(per_query_values) -> dict:

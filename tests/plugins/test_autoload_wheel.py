@@ -102,6 +102,18 @@ def test_import_mteb_registers(wheel_venv):
     assert off.returncode != 0 and "StratifiedNFCorpus" in off.stderr
 
 
+@pytest.mark.parametrize("first", ["mteb_stratified.adapters.mteb.tasks",
+                                   "mteb_stratified.adapters.mteb.models"])
+def test_importing_our_modules_first_still_registers(wheel_venv, first):
+    """mteb imported from inside our half-initialised module: registration is deferred, then done."""
+    py, work = wheel_venv
+    code = (f"import {first}, mteb; print(mteb.get_task('StratifiedNFCorpus').metadata.name, "
+            "mteb.get_model_meta('mteb-stratified/all-MiniLM-L6-v2-bf16-hps').name)")
+    proc = _run(py, ["-W", "error::RuntimeWarning", "-c", code], work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["StratifiedNFCorpus", "mteb-stratified/all-MiniLM-L6-v2-bf16-hps"]
+
+
 def test_stock_mteb_cli_available_tasks(wheel_venv):
     py, work = wheel_venv
     proc = _run(py, ["-m", "mteb", "available-tasks", "-t", "StratifiedNFCorpus"], work)
@@ -131,6 +143,15 @@ def test_stock_mteb_run_end_to_end(wheel_venv):
         assert f"ties_query_share_at_{k}" in scores and f"ties_mean_group_size_at_{k}" in scores
     assert scores["main_score"] == scores["ndcg_at_10_expected"]
     assert abs(scores["ndcg_at_10_oblivious"] - scores["ndcg_at_10"]) < 6e-6
+    # the strata block comes out of the box (bundled structure and query entities)
+    for est in ("pooled", "macro", "post_stratified"):
+        assert f"strata_{est}_ndcg_at_10_expected" in scores
+    assert scores["strata_pooled_ndcg_at_10_expected"] == pytest.approx(
+        scores["ndcg_at_10_expected"], abs=6e-6)
+    assert 0 < scores["strata_msc"] <= 1 and "strata_uncovered_weight" in scores
+    block = json.loads((out / "pred" / "StratifiedNFCorpus_strata_test.json").read_text())
+    assert block["n_queries"] == 10 and block["coverage"]["cluster"]["msc"] == pytest.approx(
+        scores["strata_msc"], abs=6e-7)
 
     # recompute with the core from the saved predictions (in this, the system, interpreter)
     from mteb_stratified import evaluate

@@ -148,3 +148,8 @@ def model_metas() -> list[ModelMeta]:
     return [ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base)] + [
         ModelMeta(name=name, loader_kwargs=dict(kwargs), **{**base, "memory_usage_mb": half})
         for name, kwargs in MINILM_REGIMES.items()]
+
+
+from .registration import complete_deferred  # noqa: E402  (see complete_deferred)
+
+complete_deferred()

@@ -81,10 +81,49 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
     task.last_tie_result = result
     base.update(tie_aware_scores(result, task.k_values, top_k=top_k, run=run))
     base.update(strata_scores(result, getattr(task, "query_strata", None), task.metadata.main_score))
+    block = bundled_strata_block(task, result, hf_split)
+    if block is not None:
+        from mteb_stratified.report import flat_strata_scores
+
+        base.update(flat_strata_scores(block, STRATA_MEASURE))
     if prediction_folder is not None:
         path = Path(prediction_folder) / f"{task.metadata.name}_per_query.csv"
         write_per_query(result, path, hf_subset=hf_subset, hf_split=hf_split)
+        if block is not None:
+            import json
+
+            strata_path = Path(prediction_folder) / f"{task.metadata.name}_strata_{hf_split}.json"
+            strata_path.write_text(json.dumps(block, indent=2, default=str), encoding="utf-8")
     return base
+
+
+#: The measure whose strata block a task with bundled strata reports (its main score's measure).
+STRATA_MEASURE = "nDCG@10"
+
+
+def bundled_strata_block(task, result, hf_split: str) -> dict | None:
+    """The strata block of a task whose dataset ships a structure (``bundled_strata``).
+
+    Uses the bundled structure artifact and the precomputed query entities
+    (:mod:`mteb_stratified.report.bundled`), so no entity extractor runs here.  Only the
+    split the structure was stratified for (``test``) gets one; a query subset (quick runs) is
+    aligned to the evaluated queries.  A failure is logged, never silent, and never fails the run.
+    """
+    name = getattr(task, "bundled_strata", None)
+    if not name or hf_split != "test":
+        return None
+    from mteb_stratified.report import stratified_summary
+    from mteb_stratified.report.bundled import bundled_strata
+
+    m = result[STRATA_MEASURE]
+    values = {k: dict(zip(result.queries, m.values[k].tolist()))
+              for k in ("expected", "min", "max", "oblivious")}
+    try:
+        artifact, strata = bundled_strata(name, hf_split)
+        return stratified_summary(values, strata, artifact, measure=STRATA_MEASURE)
+    except (InputError, ImportError) as exc:
+        logger.warning("%s: no strata block (%s)", task.metadata.name, exc)
+        return None
 
 
 def strata_scores(result, strata: Mapping[str, str] | None, main_score: str) -> dict:
@@ -292,6 +331,7 @@ class StratifiedNFCorpus(LocalBeirRetrieval):
     """NFCorpus test split (323 queries, 3,633 documents), bundled in the package; tie-aware."""
 
     beir_name = "nfcorpus"
+    bundled_strata = "nfcorpus"  # results carry the strata block (report.bundled)
     metadata = _stratified_metadata(
         "NFCorpus", "StratifiedNFCorpus",
         "NFCorpus (medical IR, BEIR format) test split, bundled with mteb-stratified so it runs "
@@ -401,3 +441,8 @@ def beir_task(folder, name: str | None = None, *, split: str = "test",
     cls = type(name, (LocalBeirRetrieval,), {"beir_name": base, "metadata": meta,
                                              "data_dir": folder, "__module__": __name__})
     return cls()
+
+
+from .registration import complete_deferred  # noqa: E402  (see complete_deferred)
+
+complete_deferred()
