@@ -24,20 +24,15 @@ deferred = False
 
 
 def _register():
+    global deferred
     try:
-        from mteb_stratified.adapters.mteb.registration import register
+        from mteb_stratified.adapters.mteb.registration import try_register
     except ImportError:  # mteb-stratified was uninstalled but the .pth file stayed behind
         return
     try:
-        register()
-    except ImportError as exc:
-        if "partially initialized" not in str(exc):
-            raise
-        # mteb was imported from inside one of our own modules (e.g. `import
-        # mteb_stratified.adapters.mteb.tasks` before mteb): that module finishes the
-        # registration itself once it is fully initialised (registration.complete_deferred)
-        global deferred
-        deferred = True
+        # False: mteb was imported from inside one of our own half-initialised modules, which
+        # completes the registration itself once initialised (registration.complete_deferred)
+        deferred = not try_register()
     except Exception as exc:  # never break `import mteb` for the user
         import warnings
 

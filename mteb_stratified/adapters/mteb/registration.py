@@ -12,7 +12,7 @@ mteb's CLI.
 
 from __future__ import annotations
 
-__all__ = ["register", "is_registered", "complete_deferred"]
+__all__ = ["register", "try_register", "is_registered", "complete_deferred"]
 
 _DONE = False
 
@@ -62,23 +62,28 @@ def is_registered() -> bool:
     return "StratifiedNFCorpus" in registry
 
 
-def complete_deferred() -> None:
-    """Finish a registration the auto-load hook deferred (called at the end of our modules).
+def try_register() -> bool:
+    """:func:`register`, or False when one of our modules is still half-initialised.
 
-    When ``mteb`` is first imported from inside ``tasks.py`` or ``models.py``, the hook cannot
-    register yet (that module is half-initialised); it marks the registration as deferred and
-    the module calls this once it is complete.  A module still half-initialised keeps it
-    deferred until its own call.
+    That happens when ``mteb`` is first imported from inside ``tasks.py`` or ``models.py``: the
+    auto-load hook then defers, and the module finishes with :func:`complete_deferred`.
     """
-    import sys
-
-    hook = sys.modules.get("_mteb_stratified_autoload")
-    if hook is None or not getattr(hook, "deferred", False):
-        return
     try:
         register()
     except ImportError as exc:
         if "partially initialized" not in str(exc):
             raise
-        return
-    hook.deferred = False
+        return False
+    return True
+
+
+def complete_deferred() -> None:
+    """Finish a registration the auto-load hook deferred (called at the end of our modules).
+
+    A module still half-initialised keeps it deferred until its own call.
+    """
+    import sys
+
+    hook = sys.modules.get("_mteb_stratified_autoload")
+    if hook is not None and getattr(hook, "deferred", False) and try_register():
+        hook.deferred = False
