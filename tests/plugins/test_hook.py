@@ -52,7 +52,7 @@ def test_registration_failure_warns_but_mteb_imports(tmp_path):
     broken.mkdir(parents=True)
     for d in (tmp_path / "mteb_stratified", tmp_path / "mteb_stratified" / "adapters", broken):
         (d / "__init__.py").write_text("")
-    (broken / "registration.py").write_text("def register():\n    raise RuntimeError('boom')\n")
+    (broken / "registration.py").write_text("def try_register():\n    raise RuntimeError('boom')\n")
     e = {k: v for k, v in os.environ.items() if not k.startswith("MTEB_STRATIFIED")}
     e["PYTHONPATH"] = os.pathsep.join([str(PLUGINS), str(tmp_path)])
     proc = subprocess.run([sys.executable, "-W", "always", "-c",
