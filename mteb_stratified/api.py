@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from .core import InputError, evaluate_arrays, evaluate_matrices, from_dicts
+from .core import InputError, evaluate_arrays, from_dicts
 from .core.results import EvaluationResult
 from .io import read_qrels, read_run
 
@@ -60,5 +60,3 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     return evaluate_arrays(arrays, measures, relevance_level=relevance_level, oblivious=oblivious,
                            ideal=ideal, depth=depth, tie_cutoffs=tie_cutoffs, left_out=left_out)
 
-
-evaluate_matrices = evaluate_matrices

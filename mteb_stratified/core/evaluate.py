@@ -145,20 +145,20 @@ def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivi
     else:
         judged = -np.sort(-np.where(np.arange(n) < nc[:, None], grades, -np.inf), axis=1)
     dcgs = {dcg for kind, dcg in families if kind == "dcg"}
-    ks = sorted({m.cutoff for m in measures}, key=lambda k: (k is None, k))
+    ks = list({m.cutoff for m in measures})
     ideal_dcg = {}
     for dcg in dcgs:
         sums = at_cutoffs(gain(judged, dcg) * disc[:judged.shape[1]], ks, full)
         ideal_dcg.update({(dcg, k): sums[:, j] for j, k in enumerate(ks)})
 
-    # Every measure at every cutoff: one matrix product per arrangement and family.
+    # Every measure at every cutoff: one contribution array per arrangement and family.
     fam_ks: dict = {}
     for m in measures:
         fam_ks.setdefault(_family(m, level), set()).add(m.cutoff)
     summed: dict = {}
     for name, contrib in arrangements.items():
         for fam, cut in fam_ks.items():
-            cut = sorted(cut, key=lambda k: (k is None, k))
+            cut = list(cut)
             sums = at_cutoffs(contrib[fam], cut, full)
             summed.update({(name, fam, k): sums[:, j] for j, k in enumerate(cut)})
     values = {m: {name: _finish(m, summed[(name, _family(m, level), m.cutoff)], ideal_dcg,

