@@ -25,6 +25,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", default="test")
     p.add_argument("--measure", default="nDCG@10", help="per-query measure (default nDCG@10)")
     p.add_argument("--scheme", default="cluster", help="stratum scheme: cluster or cell")
+    p.add_argument("--alignment", default="exact",
+                   help="J variant: exact Jaccard, or soft (embedding matching; needs the "
+                        "artifact's soft cut-points and the [structure] extra)")
     p.add_argument("--n-min", type=int, default=DEFAULT_N_MIN,
                    help=f"queries a cluster needs to count in SCC (default {DEFAULT_N_MIN})")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
@@ -48,7 +51,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def check_options(args) -> None:
     from ..core.strata import check_scheme
     from ..core.coverage import _check_n_min
+    from ..report.summary import _check_alignment
     check_scheme(args.scheme)
+    _check_alignment(args.alignment)
     _check_n_min(args.n_min)
     if args.resamples < 2:
         raise InputError("--resamples must be ≥ 2", fix="e.g. --resamples 2000")
@@ -60,7 +65,7 @@ _CONTEXT: dict = {}
 def load_context(args):
     """(artifact, dataset, strata) for the structure and dataset given on the command line
     (cached per process, so repeated in-process calls do not re-extract query entities)."""
-    key = (args.structure, args.dataset, args.split)
+    key = (args.structure, args.dataset, args.split, args.alignment)
     if key not in _CONTEXT:
         _CONTEXT.clear()
         _CONTEXT[key] = _load_context(args)
@@ -76,7 +81,8 @@ def _load_context(args):
     folder = args.dataset or bundled_path("nfcorpus")
     data = load_beir(folder, args.split)
     art.check_corpus(data.corpus, source=folder)
-    return art, data, strata_for_dataset(art, data, check_corpus=False)
+    return art, data, strata_for_dataset(art, data, check_corpus=False,
+                                         alignment=args.alignment)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,6 +2,10 @@
 
 Resumable: extraction is checkpointed under ``OUT/.work`` (and LLM answers are cached in
 SQLite), so rerunning the same command after a crash continues where it stopped.
+
+When the corpus folder holds judged splits (``qrels/<split>.tsv``), the corpus' fixed Low/Med/High
+cut-points for Δ and J are computed from a reference query pool (by default every split except
+``test``; see :func:`mteb_stratified.report.reference_bins`) and stored in ``metadata.json``.
 """
 
 from __future__ import annotations
@@ -55,6 +59,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--resolution", type=float, default=1.0)
     g.add_argument("--min-cluster-size", type=int, default=3)
     g.add_argument("--seed", type=int, default=0)
+    b = p.add_argument_group("Δ/J bins (stored in the artifact)")
+    b.add_argument("--bins-splits", default="auto", metavar="auto|none|SPLIT[,SPLIT]",
+                   help="judged splits whose queries fix the Δ/J cut-points (default auto: "
+                        "every split but test, or all when test is the only one)")
+    b.add_argument("--soft-bins", action="store_true",
+                   help="also store cut-points for the soft J (embeds the entities; minutes)")
+    b.add_argument("--soft-tau", type=float, default=None,
+                   help="cosine τ of the soft J (default 0.8)")
     p.add_argument("--limit", type=int, default=None,
                    help="only the first N documents by id (for a quick look)")
     p.add_argument("--keep-work", action="store_true", help="keep OUT/.work after success")
@@ -64,8 +76,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _load_corpus(spec: str) -> tuple[str, dict]:
-    from ..io.beir import _find, _read_jsonl, bundled_path
+def _corpus_folder(spec: str) -> str:
+    from ..io import bundled_path
     if os.path.isdir(spec):
         folder = spec
     else:
@@ -77,16 +89,15 @@ def _load_corpus(spec: str) -> tuple[str, dict]:
         except InputError:
             raise InputError(f"corpus {spec!r} is neither a folder nor a bundled dataset",
                              fix="give a BEIR folder with corpus.jsonl[.gz], or nfcorpus") from None
-    raw = _read_jsonl(_find(folder, "corpus.jsonl"), "document")
-    corpus = {k: {"title": str(v.get("title", "") or ""), "text": str(v.get("text", "") or "")}
-              for k, v in raw.items()}
-    return os.path.basename(folder.rstrip("/")), corpus
+    return folder
 
 
 def run(args: argparse.Namespace) -> int:
     from ..structure.pipeline import BuildReport, StructureConfig, build_structure
 
-    name, corpus = _load_corpus(args.corpus)
+    from ..io import load_corpus
+    folder = _corpus_folder(args.corpus)
+    name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
     if args.limit is not None:
         corpus = {d: corpus[d] for d in sorted(corpus)[:args.limit]}
     extractor = None
@@ -109,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     report = BuildReport()
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report)
+    bins_note = _store_bins(art, folder, corpus, args, limited=args.limit is not None)
     stats = art.metadata["stats"]
     summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,
                "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
@@ -116,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
                "entities": stats["entities"], "modularity": round(stats["modularity"], 4),
                "docs_without_clusters": art.metadata["docs_without_clusters"]["count"],
                "extraction_failures": art.metadata["extraction_failures"]["count"],
+               "bins": art.metadata.get("bins", {}), "bins_note": bins_note,
                "largest": [[c["id"], c["size"], c["n_docs"], round(c["mass"], 4), c["label"]]
                            for c in art.clusters[:10]]}
     if extractor is not None and hasattr(extractor, "usage"):
@@ -138,7 +151,56 @@ def run(args: argparse.Namespace) -> int:
         print("  time (s): " + ", ".join(f"{k} {v}" for k, v in summary["timings_s"].items()))
     if "llm_usage" in summary:
         print("  LLM: " + json.dumps(summary["llm_usage"]))
+    print(f"  Δ/J bins: {bins_note}")
     print("  largest clusters (id, entities, docs, mass, label):")
     for row in summary["largest"]:
         print(f"    {row[0]:>4} {row[1]:>5} {row[2]:>5} {row[3]:.4f}  {row[4]}")
     return 0
+
+
+def _reference_splits(folder: str, spec: str) -> list[str]:
+    from ..io import qrels_splits
+    found = qrels_splits(folder)
+    if spec == "none":
+        return []
+    if spec == "auto":
+        held_out = [s for s in found if s != "test"]
+        return held_out or found
+    wanted = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in found]
+    if not wanted or unknown:
+        raise InputError(f"--bins-splits: no qrels for {unknown or spec!r} in {folder}",
+                         fix=f"choose among {', '.join(found) or '(none found)'}, or 'none'")
+    return wanted
+
+
+def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
+    """Compute the reference cut-points (when the folder has judged splits) and save them."""
+    from dataclasses import replace
+
+    from ..io import load_beir
+    from ..report.summary import SOFT_TAU, reference_bins
+
+    splits = _reference_splits(folder, args.bins_splits)
+    if not splits:
+        return ("none stored (no reference split): Δ/J fall back to document-dispersion "
+                "tertiles and J cut-points (0.2, 0.5)")
+    if limited:
+        return "not computed with --limit (a partial corpus)"
+    tau = SOFT_TAU if args.soft_tau is None else args.soft_tau
+    stored = art.metadata.get("bins") or {}
+    same = (stored.get("reference", {}).get("splits") == sorted(splits)
+            and (not args.soft_bins or ("alignment_soft" in stored and stored.get("tau") == tau)))
+    if not same:
+        datasets = [replace(load_beir(folder, split, corpus=False), corpus=corpus)
+                    for split in splits]
+        art.metadata["bins"] = reference_bins(art, datasets, soft=args.soft_bins, tau=tau)
+        art.save(args.out)
+    b = art.metadata["bins"]
+    soft = f", soft J {_fmt(b['alignment_soft'])} (τ {b['tau']})" if "alignment_soft" in b else ""
+    return (f"Δ {_fmt(b['dispersion'])}, J {_fmt(b['alignment'])}{soft} from "
+            f"{b['reference']['n_queries']} queries of {', '.join(b['reference']['splits'])}")
+
+
+def _fmt(cuts) -> str:
+    return "(" + ", ".join(f"{c:.4g}" for c in cuts) + ")"

@@ -14,7 +14,8 @@ from importlib import resources
 from ..core.errors import InputError
 from .files import _lines, read_qrels
 
-__all__ = ["BeirDataset", "load_beir", "bundled_path"]
+__all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path", "find_file",
+           "read_jsonl"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,7 +37,8 @@ def bundled_path(name: str = "nfcorpus") -> str:
     return str(path)
 
 
-def _find(folder: str, stem: str) -> str:
+def find_file(folder: str, stem: str) -> str:
+    """``folder/stem`` or ``folder/stem.gz``, whichever exists (clear error if neither)."""
     for candidate in (stem, stem + ".gz"):
         path = os.path.join(folder, candidate)
         if os.path.exists(path):
@@ -46,7 +48,8 @@ def _find(folder: str, stem: str) -> str:
                          "qrels/<split>.tsv (optionally gzip-compressed)")
 
 
-def _read_jsonl(path: str, what: str) -> dict:
+def read_jsonl(path: str, what: str) -> dict:
+    """``{_id: row}`` of a JSONL(.gz) file; malformed lines and duplicate ids raise."""
     out: dict = {}
     for number, line in _lines(path):
         try:
@@ -65,6 +68,23 @@ def _read_jsonl(path: str, what: str) -> dict:
     return out
 
 
+def qrels_splits(folder: "str | os.PathLike") -> list[str]:
+    """The split names of ``folder/qrels/<split>.tsv[.gz]``, sorted."""
+    qdir = os.path.join(os.fspath(folder), "qrels")
+    if not os.path.isdir(qdir):
+        return []
+    names = {f[:-len(ext)] for f in os.listdir(qdir) for ext in (".tsv", ".tsv.gz")
+             if f.endswith(ext)}
+    return sorted(names)
+
+
+def load_corpus(folder: "str | os.PathLike") -> dict:
+    """``{doc_id: {"title", "text"}}`` of a BEIR folder's ``corpus.jsonl[.gz]``."""
+    raw = read_jsonl(find_file(os.fspath(folder), "corpus.jsonl"), "document")
+    return {k: {"title": str(v.get("title", "") or ""), "text": str(v.get("text", "") or "")}
+            for k, v in raw.items()}
+
+
 def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool = True,
               only_split_queries: bool = True) -> BeirDataset:
     """Load a BEIR folder; queries are limited to those judged in ``split`` by default."""
@@ -72,8 +92,8 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
     if not os.path.isdir(folder):
         raise InputError("dataset folder not found", source=folder,
                          fix="give a BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
-    qrels = read_qrels(_find(os.path.join(folder, "qrels"), f"{split}.tsv"))
-    raw_queries = _read_jsonl(_find(folder, "queries.jsonl"), "query")
+    qrels = read_qrels(find_file(os.path.join(folder, "qrels"), f"{split}.tsv"))
+    raw_queries = read_jsonl(find_file(folder, "queries.jsonl"), "query")
     queries = {k: str(v.get("text", "")) for k, v in raw_queries.items()}
     missing = [q for q in qrels if q not in queries]
     if missing:
@@ -87,7 +107,5 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
         queries = {q: queries[q] for q in qrels}
     docs: dict = {}
     if corpus:
-        raw = _read_jsonl(_find(folder, "corpus.jsonl"), "document")
-        docs = {k: {"title": str(v.get("title", "") or ""), "text": str(v.get("text", "") or "")}
-                for k, v in raw.items()}
+        docs = load_corpus(folder)
     return BeirDataset(os.path.basename(folder.rstrip("/")), docs, queries, qrels, split)

@@ -1,13 +1,16 @@
 """Glue from a corpus structure + a dataset + per-query values to a JSON-ready ``strata`` block.
 
-* :func:`corpus_bins` — the corpus' fixed Low/Med/High cut-points.  When the structure artifact
-  stores ``bins`` as ``{"dispersion": [a, b], "alignment": [a, b]}`` they are used as they are.
-  Otherwise (the bundled NFCorpus artifact stores none) **our rule**: the Δ cut-points are the
-  1/3 and 2/3 quantiles of :func:`~mteb_stratified.core.document_dispersion` over every
-  document of the corpus (Δ of each document's own cluster profile — a reference distribution
-  fixed by the corpus, computed once), and the J cut-points are the fixed defaults
-  ``(0.2, 0.5)`` of :class:`~mteb_stratified.core.Bins`.  They are never tertiles of the query
-  set being evaluated, so every query set over a corpus is binned the same way.
+* :func:`reference_bins` — **our rule** for the corpus' fixed Low/Med/High cut-points: the 1/3
+  and 2/3 quantiles of Δ and of J over a *reference query pool* of the corpus (by default every
+  judged query of the dataset's non-test splits, e.g. NFCorpus dev), computed once when the
+  structure is built and stored in the artifact's ``metadata.json`` (``bins``), with the exact
+  and (optionally) the soft J cut-points.  They are never tertiles of the query set being
+  evaluated, so every query set over a corpus — the test split, a subset, generated queries —
+  is binned the same way.
+* :func:`corpus_bins` — the stored cut-points.  An artifact without stored bins falls back to
+  Δ at the 1/3, 2/3 quantiles of :func:`~mteb_stratified.core.document_dispersion` over every
+  document (Δ of each document's own cluster profile) and J at the fixed defaults
+  ``(0.2, 0.5)`` of :class:`~mteb_stratified.core.Bins`; its ``source`` says so.
 * :func:`strata_for_dataset` — each query's stratum (primary cluster, Δ, J, bins), with the
   query entities taken from the artifact's own extractor and document entities canonicalised.
 * :func:`stratified_summary` — coverage (MSC, SCC with ``n_min``, cell level), the gap list,
@@ -28,12 +31,16 @@ from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata
                     strata_coverage, stratified_bootstrap, stratified_estimates, stratify)
 from ..core.strata import LEVELS, check_scheme
 
-__all__ = ["corpus_bins", "cluster_weights", "strata_for_dataset", "stratified_summary",
+__all__ = ["corpus_bins", "reference_bins", "ALIGNMENTS", "cluster_weights", "strata_for_dataset", "stratified_summary",
            "stability_summary", "TIE_KEYS", "align_strata", "flat_strata_scores", "metric_key"]
 
 #: The tie-aware per-query columns a summary reports for every stratum.
 TIE_KEYS = ("expected", "min", "max", "oblivious", "bias")
 _ALIGNMENT_DEFAULT = Bins().alignment
+#: J variants: the exact Jaccard, or the soft one by embedding matching (cosine ≥ τ).
+ALIGNMENTS = ("exact", "soft")
+#: Default τ of the soft J (cosine between MiniLM entity embeddings).
+SOFT_TAU = 0.8
 
 
 def cluster_weights(artifact, doc_ids) -> ClusterWeights:
@@ -42,22 +49,109 @@ def cluster_weights(artifact, doc_ids) -> ClusterWeights:
                                     doc_ids=list(doc_ids))
 
 
-def corpus_bins(artifact, weights: ClusterWeights | None = None) -> Bins:
-    """The corpus-fixed bins: stored in the artifact, else our document-dispersion rule."""
+def _check_alignment(alignment: str) -> str:
+    if alignment not in ALIGNMENTS:
+        raise InputError(f"unknown alignment {alignment!r}",
+                         fix=f"use one of {', '.join(ALIGNMENTS)}")
+    return alignment
+
+
+def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
+                alignment: str = "exact") -> Bins:
+    """The corpus-fixed bins stored in the artifact, else our document-dispersion fallback.
+
+    ``alignment="soft"`` takes the stored soft-J cut-points (``alignment_soft``).
+    """
+    _check_alignment(alignment)
     stored = artifact.bins
-    if stored and "dispersion" in stored and "alignment" in stored:
-        return Bins.from_dict(stored)
+    key = "alignment" if alignment == "exact" else "alignment_soft"
+    if stored and "dispersion" in stored and key in stored:
+        return Bins(tuple(stored["dispersion"]), tuple(stored[key]),
+                    stored.get("source", "stored"))
+    if alignment == "soft":
+        raise InputError("the structure artifact stores no soft-J cut-points",
+                         fix="recompute its bins with `mteb-stratified structure --corpus ... "
+                             "--out DIR --soft-bins` (a reference query pool is needed), or "
+                             "use the exact J")
     if weights is None:
         weights = cluster_weights(artifact, artifact.doc_cluster_weights)
     b = Bins.from_reference(dispersion=document_dispersion(weights), source=(
-        "ours: Δ at the 1/3, 2/3 quantiles of the corpus' document dispersion; "
-        "J at the fixed defaults (0.2, 0.5)"))
+        "fallback (no stored bins): Δ at the 1/3, 2/3 quantiles of the corpus' document "
+        "dispersion; J at the fixed defaults (0.2, 0.5)"))
     return Bins(b.dispersion, _ALIGNMENT_DEFAULT, b.source)
+
+
+def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_TAU,
+                   level: float = 1, quantiles: tuple = (1 / 3, 2 / 3)) -> dict:
+    """Our rule for the corpus' fixed cut-points, from a reference query pool (JSON-ready).
+
+    ``datasets``: BEIR datasets (``load_beir``) of the artifact's corpus, e.g. its dev split.
+    Every judged query with a relevant document is stratified (query entities by the artifact's
+    own extractor); the cut-points are the ``quantiles`` of Δ and of J over that pool::
+
+        Δ cuts = Q_Δ(1/3), Q_Δ(2/3);   J cuts = Q_J(1/3), Q_J(2/3)   (and Q_Jsoft with ``soft``)
+
+    Store the result in ``artifact.metadata["bins"]`` (the ``structure`` command does) and every
+    later query set over the corpus is binned with it.  Queries of different datasets are kept
+    apart (ids prefixed by split).
+    """
+    datasets = list(datasets)
+    if not datasets:
+        raise InputError("no reference query pool", fix="pass at least one judged split, e.g. dev")
+    pooled_qrels: dict = {}
+    pooled_queries: dict = {}
+    for ds in datasets:
+        for q, judged in ds.qrels.items():
+            if q in ds.queries:
+                pooled_qrels[(ds.split, q)] = judged
+                pooled_queries[(ds.split, q)] = ds.queries[q]
+    corpus = datasets[0].corpus
+    pool = _PoolDataset(corpus, pooled_queries, pooled_qrels)
+    base = Bins()
+    out: dict = {}
+    n = None
+    for variant in (("exact", "soft") if soft else ("exact",)):
+        st = strata_for_dataset(artifact, pool, bins=base, level=level, alignment=variant,
+                                tau=tau, check_corpus=False)
+        if st.n_queries == 0:
+            raise InputError("no reference query has a relevant document in the structure",
+                             fix="use a judged split of this corpus as the reference pool")
+        b = Bins.from_reference(st.dispersion, st.alignment, quantiles=quantiles)
+        out["dispersion"] = list(b.dispersion)
+        out["alignment" if variant == "exact" else "alignment_soft"] = list(b.alignment)
+        n = (st.n_queries, len(st.excluded))
+    splits = sorted({ds.split for ds in datasets})
+    out.update({
+        "source": f"ours: 1/3, 2/3 quantiles of Δ and J over the {n[0]} judged queries of the "
+                  f"reference split(s) {', '.join(splits)}",
+        "reference": {"splits": splits, "n_queries": n[0], "excluded": n[1],
+                      "quantiles": [float(x) for x in quantiles], "level": level},
+    })
+    if soft:
+        out["tau"] = float(tau)
+    return out
+
+
+class _PoolDataset:
+    """A minimal dataset view (corpus, queries, qrels) for :func:`reference_bins`."""
+
+    def __init__(self, corpus, queries, qrels):
+        self.corpus, self.queries, self.qrels = corpus, queries, qrels
+
+
+def _entity_vectors(artifact, names) -> dict:
+    """Embeddings of entity names with the artifact's embedding model (unit rows)."""
+    from ..structure.embed import embed_texts
+    names = sorted(names)
+    model = artifact.metadata.get("parameters", {}).get("embedding_model")
+    emb = embed_texts(names, model)
+    return dict(zip(names, emb))
 
 
 def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
                        check_corpus: bool = True,
-                       query_entities: Mapping[str, set] | None = None) -> QueryStrata:
+                       query_entities: Mapping[str, set] | None = None,
+                       alignment: str = "exact", tau: float | None = None) -> QueryStrata:
     """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
 
     The corpus must be the one the artifact was built on (fingerprint check; with
@@ -65,7 +159,11 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     Queries without relevant documents are listed in ``excluded``, never dropped silently.
     ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
     bundled) skips the extraction; otherwise the artifact's own extractor runs.
+    ``alignment="soft"`` computes the soft J (entities matched by cosine ≥ ``tau`` between
+    embeddings of the artifact's embedding model; default τ: the one stored with the bins, else
+    0.8) and bins it with the stored soft cut-points.
     """
+    _check_alignment(alignment)
     corpus = getattr(dataset, "corpus", None)
     if not corpus:
         raise InputError("the dataset has no corpus loaded",
@@ -74,7 +172,7 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
         artifact.check_corpus(corpus)
     weights = cluster_weights(artifact, corpus)
     if bins is None:
-        bins = corpus_bins(artifact, weights)
+        bins = corpus_bins(artifact, weights, alignment=alignment)
     qids = [q for q in dataset.qrels if q in dataset.queries]
     if query_entities is None:
         extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
@@ -87,8 +185,19 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     doc_entities = {d: {artifact.canonical(e) for e in ents}
                     for d, ents in artifact.doc_entities.items()}
     qrels = {q: dataset.qrels[q] for q in qids}
+    vectors = None
+    if alignment == "soft":
+        if tau is None:
+            tau = float(artifact.bins.get("tau", SOFT_TAU))
+        names = set().union(*query_entities.values()) if query_entities else set()
+        for judged in qrels.values():
+            for d, g in judged.items():
+                if g >= level:
+                    names |= doc_entities.get(d, set())
+        vectors = _entity_vectors(artifact, names)
     return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
-                    bins=bins, level=level)
+                    bins=bins, level=level, entity_vectors=vectors,
+                    tau=SOFT_TAU if tau is None else tau)
 
 
 def metric_key(measure: str) -> str:

@@ -1,5 +1,6 @@
 """strata_for_dataset / stratified_summary / stability_summary on a 40-query NFCorpus subset."""
 
+import copy
 import json
 from dataclasses import replace
 
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError, document_dispersion
-from mteb_stratified.report import (cluster_weights, corpus_bins, stability_summary,
+from mteb_stratified.report import (cluster_weights, corpus_bins, reference_bins,
+                                    stability_summary,
                                     strata_for_dataset, stratified_summary)
 
 
@@ -24,12 +26,60 @@ def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
     small = replace(dataset, qrels=dict(list(dataset.qrels.items())[:10]))
     s10 = strata_for_dataset(artifact, small)
     assert s10.bins == strata.bins
-    if not artifact.bins:  # our rule: document-dispersion tertiles + fixed J cut-points
-        ref = document_dispersion(cluster_weights(artifact, dataset.corpus))
-        ref = ref[np.isfinite(ref)]
-        assert strata.bins.dispersion == pytest.approx(tuple(np.quantile(ref, [1 / 3, 2 / 3])))
-        assert strata.bins.alignment == (0.2, 0.5)
-        assert corpus_bins(artifact) == strata.bins
+    # the bundled artifact stores cut-points computed from the held-out dev split
+    stored = artifact.bins
+    assert stored["reference"]["splits"] == ["dev"] and stored["reference"]["n_queries"] > 300
+    assert list(strata.bins.dispersion) == stored["dispersion"]
+    assert list(strata.bins.alignment) == stored["alignment"]
+    assert corpus_bins(artifact) == strata.bins
+    # …and they separate the test queries (the fallback rule put every one in one bin)
+    assert all(min(c) > 0 for c in
+               stratified_summary({q: 0.5 for q in strata.queries}, strata, artifact,
+                                  n_resamples=10)["bin_counts"].values())
+
+
+def test_fallback_bins_without_stored_ones(artifact, dataset):
+    """No stored bins: Δ at document-dispersion tertiles, J at the fixed defaults."""
+    bare = copy.copy(artifact)
+    bare.metadata = {k: v for k, v in artifact.metadata.items() if k != "bins"}
+    ref = document_dispersion(cluster_weights(artifact, dataset.corpus))
+    ref = ref[np.isfinite(ref)]
+    b = corpus_bins(bare)
+    assert b.dispersion == pytest.approx(tuple(np.quantile(ref, [1 / 3, 2 / 3])))
+    assert b.alignment == (0.2, 0.5) and "fallback" in b.source
+    with pytest.raises(InputError, match="soft-J cut-points"):
+        corpus_bins(bare, alignment="soft")
+    with pytest.raises(InputError, match="unknown alignment"):
+        corpus_bins(artifact, alignment="fuzzy")
+
+
+def test_reference_bins_are_quantiles_of_the_reference_pool(artifact, dataset, strata):
+    """reference_bins = the 1/3, 2/3 quantiles of Δ and J over the reference queries."""
+    b = reference_bins(artifact, [dataset])
+    assert b["dispersion"] == pytest.approx(np.quantile(strata.dispersion, [1 / 3, 2 / 3]))
+    assert b["alignment"] == pytest.approx(np.quantile(strata.alignment, [1 / 3, 2 / 3]))
+    assert b["reference"] == {"splits": ["test"], "n_queries": strata.n_queries,
+                              "excluded": len(strata.excluded),
+                              "quantiles": [1 / 3, 2 / 3], "level": 1}
+    with pytest.raises(InputError, match="reference query pool"):
+        reference_bins(artifact, [])
+
+
+@pytest.mark.slow
+def test_soft_alignment_bounds_exact_and_uses_soft_cut_points(artifact, dataset):
+    """Soft J ≥ exact J for every query (matching can only add), binned with alignment_soft."""
+    pytest.importorskip("sentence_transformers")
+    sizes = {q: sum(g >= 1 for g in j.values()) for q, j in dataset.qrels.items()}
+    few = sorted(sizes, key=lambda q: (sizes[q], q))[:4]
+    small = replace(dataset, qrels={q: dataset.qrels[q] for q in few})
+    exact = strata_for_dataset(artifact, small)
+    soft = strata_for_dataset(artifact, small, alignment="soft")
+    assert list(soft.bins.alignment) == artifact.bins["alignment_soft"]
+    assert np.all(soft.alignment >= exact.alignment - 1e-12)
+    assert np.array_equal(soft.dispersion, exact.dispersion)
+    # τ above every cosine: only identical strings match, so soft J = exact J
+    strict = strata_for_dataset(artifact, small, alignment="soft", tau=1.01)
+    assert strict.alignment == pytest.approx(exact.alignment, abs=1e-12)
 
 
 def test_summary_block(strata, artifact, two_systems):

@@ -24,9 +24,27 @@ def _beir(folder, corpus):
     return str(folder)
 
 
+def _judged(folder, docs, splits=("dev", "test")):
+    """Queries (document titles) judging 2 documents each, split alternately into dev/test."""
+    os.makedirs(os.path.join(folder, "qrels"), exist_ok=True)
+    rows = {s: [] for s in splits}
+    with open(os.path.join(folder, "queries.jsonl"), "w") as fh:
+        for i, d in enumerate(sorted(docs)):
+            qid = f"q{i}"
+            fh.write(json.dumps({"_id": qid, "text": docs[d]["title"] or "vitamin"}) + "\n")
+            other = sorted(docs)[(i + 1) % len(docs)]
+            rows[splits[i % len(splits)]] += [f"{qid}\t{d}\t2", f"{qid}\t{other}\t1"]
+    for s, lines in rows.items():
+        with open(os.path.join(folder, "qrels", f"{s}.tsv"), "w") as fh:
+            fh.write("query-id\tcorpus-id\tscore\n" + "\n".join(lines) + "\n")
+    return {s: len(r) // 2 for s, r in rows.items()}
+
+
 @pytest.mark.slow
 def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys):
-    folder = _beir(tmp_path / "beir", {d: small_corpus[d] for d in sorted(small_corpus)[:30]})
+    docs = {d: small_corpus[d] for d in sorted(small_corpus)[:30]}
+    folder = _beir(tmp_path / "beir", docs)
+    n_queries = _judged(folder, docs)
     out = str(tmp_path / "art")
     args = ["structure", "--corpus", folder, "--out", out, "--no-progress",
             "--max-doc-share", "0.3", "--json"]
@@ -35,11 +53,29 @@ def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys):
     assert first["n_docs"] == 30 and first["clusters"] >= 1 and not first["reused"]
     assert os.path.exists(os.path.join(out, "metadata.json"))
     assert not os.path.exists(os.path.join(out, ".work"))
+    # the Δ/J cut-points come from the held-out reference split (dev), stored in metadata.json
+    bins = first["bins"]
+    assert bins["reference"]["splits"] == ["dev"] and "dev" in bins["source"]
+    assert bins["reference"]["n_queries"] + bins["reference"]["excluded"] == n_queries["dev"]
+    with open(os.path.join(out, "metadata.json")) as fh:
+        assert json.load(fh)["bins"] == bins
+    from mteb_stratified.report import corpus_bins
+    from mteb_stratified.structure import StructureArtifact
+    stored = corpus_bins(StructureArtifact.load(out))
+    assert list(stored.dispersion) == bins["dispersion"]
+    assert list(stored.alignment) == bins["alignment"]
     assert cli_main.main(args) == 0
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["reused"]
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["reused"] and again["bins"] == bins
+    # another reference split: the artifact is reused, only the bins change
+    assert cli_main.main(args + ["--bins-splits", "dev,test"]) == 0
+    both = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert both["reused"] and both["bins"]["reference"]["splits"] == ["dev", "test"]
+    assert cli_main.main(args + ["--bins-splits", "train"]) == 2
+    assert "--bins-splits" in capsys.readouterr().err
     assert cli_main.main(args[:-1]) == 0  # human-readable summary
     text = capsys.readouterr().out
-    assert "clusters" in text and "largest clusters" in text
+    assert "clusters" in text and "largest clusters" in text and "Δ/J bins" in text
 
 
 @pytest.mark.parametrize("corpus,message", [({}, "empty"),
