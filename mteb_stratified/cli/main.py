@@ -14,7 +14,7 @@ from ..core.errors import InputError
 
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
 SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
-               "structure", "stratify", "report")
+               "structure", "stratify", "report", "generate")
 
 
 def build_parser() -> argparse.ArgumentParser:

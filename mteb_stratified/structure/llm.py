@@ -34,7 +34,7 @@ from ..adapters import require
 from ..core.errors import InputError
 from .extractors import DESCRIPTION_CHARS, Entity
 
-__all__ = ["LLMExtractor", "PROMPT_VERSION", "parse_entities", "repair_json", "AnswerCache"]
+__all__ = ["ChatEndpoint", "LLMExtractor", "PROMPT_VERSION", "parse_entities", "repair_json", "AnswerCache"]
 
 PROMPT_VERSION = "entities-v1"
 SYSTEM_PROMPT = (
@@ -202,36 +202,33 @@ class _Transient(Exception):
         self.retry_after = retry_after
 
 
-class LLMExtractor:
-    """Entities from an OpenAI-compatible chat-completions endpoint (JSON answers, cached)."""
+class ChatEndpoint:
+    """An OpenAI-compatible chat-completions endpoint: retries, backoff, token/cost accounting.
 
-    name = "llm-openai-compatible"
-    version = "1"
-    prompt_version = PROMPT_VERSION
+    Shared by the LLM extractor and the query generator (``mteb_stratified.generation``).
+    """
+
+    #: what to suggest instead when no key / no endpoint is usable (subclasses override)
+    alternative = "use --extractor offline (no key, no network)"
+    what = "the LLM extractor"
 
     def __init__(self, base_url: str | None = None, model: str | None = None,
-                 api_key: str | None = None, *, concurrency: int = 4, max_tokens: int = 512,
-                 timeout: float = 60.0, max_retries: int = 5, backoff: float = 0.5,
-                 max_backoff: float = 30.0, cache_path: str | None = None,
+                 api_key: str | None = None, *, max_tokens: int = 512, timeout: float = 60.0,
+                 max_retries: int = 5, backoff: float = 0.5, max_backoff: float = 30.0,
                  price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
-                 max_chars: int = 4000, reask: bool = True, retry_failed: bool = False,
-                 progress: bool = False, client=None) -> None:
+                 client=None) -> None:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.model = model or os.environ.get("OPENAI_MODEL")
         if not self.model:
-            raise InputError("no model given for the LLM extractor",
-                             fix="pass --model NAME (or set OPENAI_MODEL), or use "
-                                 "--extractor offline")
+            raise InputError(f"no model given for {self.what}",
+                             fix=f"pass --model NAME (or set OPENAI_MODEL), or {self.alternative}")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and client is None:
             raise InputError(
-                "no API key for the LLM extractor",
+                f"no API key for {self.what}",
                 fix="set OPENAI_API_KEY or pass --api-key (any value, e.g. 'none', for a "
-                    "local server), or use --extractor offline (no key, no network)")
-        if concurrency < 1:
-            raise InputError("concurrency must be >= 1", fix="e.g. --concurrency 4")
+                    f"local server), or {self.alternative}")
         self.api_key = key
-        self.concurrency = int(concurrency)
         self.max_tokens = int(max_tokens)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -240,22 +237,10 @@ class LLMExtractor:
         self.price_in = float(price_in)
         self.price_out = float(price_out)
         self.temperature = float(temperature)
-        self.max_chars = int(max_chars)
-        self.reask = bool(reask)
-        self.retry_failed = bool(retry_failed)
-        self.progress = bool(progress)
-        self.cache = AnswerCache(cache_path) if cache_path else None
         self._client = client
         self._lock = threading.Lock()
         self._usage = {"requests": 0, "retries": 0, "reasks": 0, "cached": 0,
                        "prompt_tokens": 0, "completion_tokens": 0, "failed_docs": 0}
-        self.failures: dict[int, str] = {}
-
-    # -- protocol -----------------------------------------------------------------------------
-    def params(self) -> dict:
-        return {"model": self.model, "prompt_version": self.prompt_version,
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "max_chars": self.max_chars}
 
     def usage(self) -> dict:
         with self._lock:
@@ -274,10 +259,10 @@ class LLMExtractor:
     def _count(self, **kw) -> None:
         with self._lock:
             for k, v in kw.items():
-                self._usage[k] += v
+                self._usage[k] = self._usage.get(k, 0) + v
 
     # -- one request with retries -------------------------------------------------------------
-    def _call(self, messages: list[dict]):
+    def _call(self, messages: list[dict], *, max_tokens: int | None = None):
         openai = require("openai", "llm")
         client = self._client_or_new()
         last = None
@@ -293,7 +278,7 @@ class LLMExtractor:
             try:
                 resp = client.chat.completions.create(
                     model=self.model, messages=messages, temperature=self.temperature,
-                    max_tokens=self.max_tokens)
+                    max_tokens=self.max_tokens if max_tokens is None else max_tokens)
                 if isinstance(resp, str) or not getattr(resp, "choices", None):
                     raise _Transient("response body has no choices")
                 content = resp.choices[0].message.content
@@ -330,8 +315,42 @@ class LLMExtractor:
         raise InputError(
             f"the LLM endpoint kept failing after {self.max_retries} retries ({last})",
             source=self.base_url or "api.openai.com",
-            fix="check that the server runs and --base-url is right (documents done so far "
-                "are cached; rerun to resume), or use --extractor offline")
+            fix="check that the server runs and --base-url is right (answers received so far "
+                f"are cached; rerun to resume), or {self.alternative}")
+
+
+class LLMExtractor(ChatEndpoint):
+    """Entities from an OpenAI-compatible chat-completions endpoint (JSON answers, cached)."""
+
+    name = "llm-openai-compatible"
+    version = "1"
+    prompt_version = PROMPT_VERSION
+
+    def __init__(self, base_url: str | None = None, model: str | None = None,
+                 api_key: str | None = None, *, concurrency: int = 4, max_tokens: int = 512,
+                 timeout: float = 60.0, max_retries: int = 5, backoff: float = 0.5,
+                 max_backoff: float = 30.0, cache_path: str | None = None,
+                 price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
+                 max_chars: int = 4000, reask: bool = True, retry_failed: bool = False,
+                 progress: bool = False, client=None) -> None:
+        super().__init__(base_url, model, api_key, max_tokens=max_tokens, timeout=timeout,
+                         max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
+                         price_in=price_in, price_out=price_out, temperature=temperature,
+                         client=client)
+        if concurrency < 1:
+            raise InputError("concurrency must be >= 1", fix="e.g. --concurrency 4")
+        self.concurrency = int(concurrency)
+        self.max_chars = int(max_chars)
+        self.reask = bool(reask)
+        self.retry_failed = bool(retry_failed)
+        self.progress = bool(progress)
+        self.cache = AnswerCache(cache_path) if cache_path else None
+        self.failures: dict[int, str] = {}
+
+    def params(self) -> dict:
+        return {"model": self.model, "prompt_version": self.prompt_version,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "max_chars": self.max_chars}
 
     def _extract_one(self, text: str) -> dict:
         text = text[:self.max_chars]

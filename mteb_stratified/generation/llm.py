@@ -1,0 +1,322 @@
+"""LLM query writer, relevance judge and answerability verifier over one cached, budgeted client.
+
+All three talk to any OpenAI-compatible chat endpoint through
+:class:`~mteb_stratified.structure.llm.ChatEndpoint` (retries with backoff on 429, timeouts, cut
+connections, 5xx and malformed bodies; token and cost accounting) and share a
+:class:`BudgetedCalls`:
+
+* **persistent cache** — SQLite, keyed by sha256 of (model, prompt version, call kind, the
+  messages, max_tokens, temperature); every answer is committed as soon as it arrives, so a
+  crash (even SIGKILL) loses at most the request in flight and a rerun repeats no finished call;
+* **budget** in calls and tokens — counted over *logical* calls (answered from the cache or
+  not), so a resumed run stops at exactly the point an uninterrupted run would; the paid calls
+  (sent to the server) and their cost are reported separately;
+* **JSON answers** — parsed with :func:`~mteb_stratified.structure.llm.repair_json`; an answer
+  with no usable JSON is re-asked once (that is a call too).
+
+Prompts are versioned (:data:`PROMPT_VERSION`); changing one changes every cache key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..core.errors import InputError
+from ..structure.llm import ChatEndpoint, repair_json
+
+__all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
+           "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
+
+PROMPT_VERSION = "generate-v2"
+
+WRITER_SYSTEM = (
+    "You write one search query that a real user could type into a search engine. The query "
+    "must be answerable from the documents shown, and must not copy a title. Reply with JSON "
+    'only: {"query": "..."}')
+REGISTER = {
+    "Low": "Use everyday words a layperson would use, NOT the documents' technical terms: "
+           "paraphrase every key concept.",
+    "Med": "Use one of the documents' key terms and say the rest in your own words.",
+    "High": "Use the documents' own key terms (their exact technical names).",
+}
+SPREAD = {
+    "Low": "Ask about the topic that the documents share.",
+    "Med": "Ask about a topic that connects the documents.",
+    "High": "Ask a broad question that every one of these documents answers in part.",
+}
+#: One worked example per prompt (few-shot): small models follow the JSON form far more often.
+WRITER_EXAMPLE = [
+    {"role": "user", "content": "Document 1:\nVitamin D and bone density in older women. "
+                                "Supplements raised bone mineral density.\n\n"
+                                f"{SPREAD['Low']} {REGISTER['Low']}"},
+    {"role": "assistant", "content": '{"query": "do sunshine vitamin pills keep bones strong in '
+                                     'grandmothers"}'},
+]
+JUDGE_SYSTEM = (
+    "You judge search results. Rate how relevant the document is to the query: 2 = it answers "
+    "the query, 1 = it is partly relevant, 0 = it is not relevant. Reply with JSON only: "
+    '{"relevance": 0}, {"relevance": 1} or {"relevance": 2}')
+JUDGE_EXAMPLE = [
+    {"role": "user", "content": "Query: vitamin d bones\n\nDocument:\nVitamin D supplements "
+                                "raised bone mineral density in older women."},
+    {"role": "assistant", "content": '{"relevance": 2}'},
+    {"role": "user", "content": "Query: vitamin d bones\n\nDocument:\nGreen tea catechins "
+                                "and weight loss."},
+    {"role": "assistant", "content": '{"relevance": 0}'},
+]
+VERIFY_SYSTEM = (
+    "You check a search query. Is it a well-formed question or search request (not a "
+    "fragment, not a list, not instructions)? Can it be answered from the documents shown? "
+    'Reply with JSON only: {"well_formed": true, "answerable": true}')
+VERIFY_EXAMPLE = [
+    {"role": "user", "content": "Query: does vitamin d help bones in older women\n\n"
+                                "Document 1:\nVitamin D supplements raised bone mineral density "
+                                "in older women."},
+    {"role": "assistant", "content": '{"well_formed": true, "answerable": true}'},
+    {"role": "user", "content": "Query: green tea\n\nDocument 1:\nStatins and breast cancer "
+                                "recurrence."},
+    {"role": "assistant", "content": '{"well_formed": true, "answerable": false}'},
+]
+REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
+
+
+class BudgetExhausted(Exception):
+    """The call or token budget is spent (a normal stop, not an error)."""
+
+
+class CallCache:
+    """SQLite cache of chat answers: ``key → (kind, content, prompt_tokens, completion_tokens)``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, kind TEXT, "
+                         "content TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
+        self._db.commit()
+
+    def get(self, key: str) -> tuple | None:
+        with self._lock:
+            return self._db.execute("SELECT content, prompt_tokens, completion_tokens FROM calls "
+                                    "WHERE key = ?", (key,)).fetchone()
+
+    def put(self, key: str, kind: str, content: str, pt: int, ct: int) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?)",
+                             (key, kind, content, pt, ct))
+            self._db.commit()
+
+    def count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class GenerationEndpoint(ChatEndpoint):
+    """The chat endpoint of the query generator (its errors suggest generator options)."""
+
+    alternative = "point --base-url at a running OpenAI-compatible server (vLLM, OpenAI, " \
+                  "transformers serve)"
+    what = "the query generator"
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    tokens: int = 0
+    paid_calls: int = 0
+    cached_calls: int = 0
+    reasks: int = 0
+
+
+class BudgetedCalls:
+    """Cached chat calls under a budget of ``max_calls`` logical calls and ``max_tokens`` tokens."""
+
+    def __init__(self, endpoint: ChatEndpoint, cache: CallCache | None, *, max_calls: int,
+                 max_tokens: int | None = None, progress=None) -> None:
+        if int(max_calls) < 1:
+            raise InputError(f"the budget must allow at least one call, got {max_calls}",
+                             fix="pass --budget N with N ≥ 1 (LLM calls, cached ones included)")
+        if max_tokens is not None and int(max_tokens) < 1:
+            raise InputError(f"the token budget must be ≥ 1, got {max_tokens}",
+                             fix="omit --max-tokens-total or give a positive number")
+        self.endpoint = endpoint
+        self.cache = cache
+        self.max_calls = int(max_calls)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+        self.tally = _Tally()
+        self.progress = progress
+
+    @property
+    def remaining(self) -> int:
+        return self.max_calls - self.tally.calls
+
+    def key(self, kind: str, messages: list, max_tokens: int) -> str:
+        blob = json.dumps([self.endpoint.model, PROMPT_VERSION, kind, messages, max_tokens,
+                           self.endpoint.temperature], ensure_ascii=False, sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def chat(self, kind: str, messages: list, *, max_tokens: int) -> str:
+        if self.tally.calls >= self.max_calls:
+            raise BudgetExhausted(f"call budget of {self.max_calls} spent")
+        if self.max_tokens is not None and self.tally.tokens >= self.max_tokens:
+            raise BudgetExhausted(f"token budget of {self.max_tokens} spent")
+        key = self.key(kind, messages, max_tokens)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            content, pt, ct = hit
+            self.tally.cached_calls += 1
+        else:
+            content, pt, ct = self.endpoint._call(messages, max_tokens=max_tokens)
+            if self.cache is not None:
+                self.cache.put(key, kind, content, pt, ct)
+            self.tally.paid_calls += 1
+        self.tally.calls += 1
+        self.tally.tokens += int(pt) + int(ct)
+        if self.progress is not None:
+            self.progress.update(1)
+        return content
+
+    def chat_json(self, kind: str, messages: list, *, max_tokens: int):
+        """``(parsed JSON or None, raw answer)``; one re-ask when the answer holds no JSON."""
+        content = self.chat(kind, messages, max_tokens=max_tokens)
+        data = repair_json(content or "")
+        if data is None:
+            self.tally.reasks += 1
+            messages = messages + [{"role": "assistant", "content": content or ""},
+                                   {"role": "user", "content": REASK}]
+            content = self.chat(kind + "-reask", messages, max_tokens=max_tokens)
+            data = repair_json(content or "")
+        return data, content
+
+    def usage(self) -> dict:
+        t = self.tally
+        u = self.endpoint.usage()
+        return {"calls": t.calls, "paid_calls": t.paid_calls, "cached_calls": t.cached_calls,
+                "reasks": t.reasks, "tokens": t.tokens,
+                "paid_prompt_tokens": u["prompt_tokens"],
+                "paid_completion_tokens": u["completion_tokens"], "requests": u["requests"],
+                "retries": u["retries"], "cost_usd": u["cost_usd"],
+                "budget_calls": self.max_calls, "budget_tokens": self.max_tokens}
+
+
+def _doc_block(docs: Sequence[tuple[str, str]], chars: int) -> str:
+    return "\n\n".join(f"Document {i + 1}:\n{text[:chars]}" for i, (_, text) in enumerate(docs))
+
+
+def _first_string(data, *names) -> str | None:
+    if isinstance(data, dict):
+        for n in names:
+            v = data.get(n)
+            if isinstance(v, str) and v.strip():
+                return " ".join(v.split())
+        if len(data) == 1:
+            v = next(iter(data.values()))
+            if isinstance(v, str) and v.strip():
+                return " ".join(v.split())
+    if isinstance(data, list) and data and isinstance(data[0], str) and data[0].strip():
+        return " ".join(data[0].split())
+    return None
+
+
+class LLMQueryWriter:
+    """Writes a query aimed at a target cell (``QueryWriter`` protocol)."""
+
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 600, max_tokens: int = 64):
+        self.calls, self.doc_chars, self.max_tokens = calls, doc_chars, max_tokens
+
+    def params(self) -> dict:
+        return {"kind": "llm", "model": self.calls.endpoint.model,
+                "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
+
+    def write(self, target, seed_docs: Sequence[tuple[str, str]]) -> tuple[str | None, str]:
+        """``(query or None, raw answer)``: None when the answer holds no query in JSON."""
+        user = (f"{_doc_block(seed_docs, self.doc_chars)}\n\n"
+                f"{SPREAD[target.dispersion]} {REGISTER[target.alignment]}")
+        data, raw = self.calls.chat_json(
+            "write", [{"role": "system", "content": WRITER_SYSTEM}, *WRITER_EXAMPLE,
+                      {"role": "user", "content": user}], max_tokens=self.max_tokens)
+        return _first_string(data, "query", "question", "search"), raw
+
+
+def _grade(data) -> int | None:
+    v = data
+    if isinstance(data, dict):
+        v = data.get("relevance", data.get("score", data.get("grade")))
+        if v is None and len(data) == 1:
+            v = next(iter(data.values()))
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)) and v in (0, 1, 2):
+        return int(v)
+    if isinstance(v, str) and v.strip() in ("0", "1", "2"):
+        return int(v.strip())
+    return None
+
+
+class LLMJudge:
+    """Graded relevance (0/1/2) of pooled documents for a query (``RelevanceJudge`` protocol)."""
+
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16):
+        self.calls, self.doc_chars, self.max_tokens = calls, doc_chars, max_tokens
+
+    def params(self) -> dict:
+        return {"kind": "llm", "model": self.calls.endpoint.model,
+                "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
+
+    def judge(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
+        """``{doc_id: 0|1|2 or None}`` (None: no usable grade after a re-ask)."""
+        out = {}
+        for doc_id, text in docs:
+            user = f"Query: {query}\n\nDocument:\n{text[:self.doc_chars]}"
+            data, _ = self.calls.chat_json(
+                "judge", [{"role": "system", "content": JUDGE_SYSTEM}, *JUDGE_EXAMPLE,
+                          {"role": "user", "content": user}], max_tokens=self.max_tokens)
+            out[doc_id] = _grade(data)
+        return out
+
+
+def _flag(data, name: str) -> bool | None:
+    if not isinstance(data, dict):
+        return None
+    v = data.get(name)
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "yes", "false", "no"):
+        return v.strip().lower() in ("true", "yes")
+    return None
+
+
+class LLMVerifier:
+    """Is the query well-formed and answerable from its judged documents? (``Verifier``)."""
+
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 500, max_docs: int = 3,
+                 max_tokens: int = 32):
+        self.calls, self.doc_chars, self.max_docs = calls, doc_chars, max_docs
+        self.max_tokens = max_tokens
+
+    def params(self) -> dict:
+        return {"kind": "llm", "model": self.calls.endpoint.model,
+                "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars,
+                "max_docs": self.max_docs}
+
+    def verify(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
+        """``{"well_formed": bool|None, "answerable": bool|None}`` (None: no usable answer)."""
+        user = f"Query: {query}\n\n{_doc_block(list(docs)[:self.max_docs], self.doc_chars)}"
+        data, _ = self.calls.chat_json(
+            "verify", [{"role": "system", "content": VERIFY_SYSTEM}, *VERIFY_EXAMPLE,
+                       {"role": "user", "content": user}], max_tokens=self.max_tokens)
+        return {"well_formed": _flag(data, "well_formed"), "answerable": _flag(data, "answerable")}

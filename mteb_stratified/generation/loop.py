@@ -1,0 +1,559 @@
+"""Coverage-aware query generation with verification: fill the strata a benchmark leaves empty.
+
+The loop (our design; the paper describes the idea, not the rules):
+
+1. **Coverage** of the current query set: per cluster n_c (queries whose primary cluster is c)
+   and per cell n_{c,δ,j}; MSC and SCC (``n_min``) as in :mod:`mteb_stratified.core.coverage`.
+2. **Targets**: every empty cell (c, Δ bin, J bin) of a cluster with n_c < n_min, ranked by
+   ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: corpus mass, f_c: rejected
+   candidates of cluster c so far), ties → J bin High before Med before Low (a query in the
+   documents' own words is the easiest to hit), then Δ Low before Med before High, then
+   cluster id.  A target is tried at most ``max_attempts`` times.
+3. **Seeds**: ``n_seeds`` documents.  Low Δ: all from the cluster's most central documents
+   (largest m_d(c), of those the most concentrated — lowest own dispersion); Med Δ: all but one
+   from c, one from a related cluster; High Δ: one from c, the rest from related clusters
+   (related: largest co-membership Σ_d m_d(c) m_d(c')).  Sampling uses
+   ``numpy.random.default_rng([seed, c, δ, j, attempt])``, so it does not depend on the order
+   in which targets are visited.  A draw is kept only if the seeds themselves, taken as the
+   relevant set, have primary cluster c and Δ in the target bin (up to ``seed_draws`` draws);
+   a cell no draw reaches is skipped without an LLM call (listed as ``infeasible``).
+4. **Write** a query (:class:`QueryWriter`): for Low J in another register or vocabulary than the
+   documents', for High J in the documents' own terms.
+5. **Pool** candidates: seeds ∪ BM25 top-k ∪ dense top-k (:class:`~.pool.Pooler`).
+6. **Judge** every pooled document 0/1/2 (:class:`RelevanceJudge`): the graded qrels.
+7. **Verify**: (a) recompute the query's stratum with the corpus structure — its entities by the
+   artifact's own extractor, Δ and J over the judged relevant documents, the corpus' stored
+   bins — which must be the targeted cell; (b) an LLM check (:class:`Verifier`) that the query
+   is well-formed and answerable from the judged documents (run only when (a) passes).
+8. **Accept or reject** with the reason (``REASONS``); only accepted queries enter the dataset.
+9. Repeat until MSC ≥ ``target_msc`` and SCC ≥ ``target_scc``, or the budget is spent, or no
+   target is left (or ``max_candidates`` candidates were written).
+
+Every LLM answer is cached (:class:`~.llm.BudgetedCalls`), the loop is sequential and every
+random step is seeded, so a rerun after a crash replays the finished calls from the cache and
+produces the same output as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ..core import InputError, cell_coverage, cluster_coverage, stratify
+from ..core.coverage import DEFAULT_N_MIN, _check_n_min
+from ..core.strata import LEVELS, document_dispersion
+from .llm import BudgetExhausted
+
+__all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "RelevanceJudge",
+           "Verifier", "generate_queries", "REASONS", "rank_targets", "write_dataset",
+           "provenance_of", "coverage_markdown"]
+
+#: Why a candidate was rejected (first failing check).
+REASONS = {
+    "no_query": "the writer's answer held no query (no usable JSON after a re-ask)",
+    "duplicate_query": "the same text as an existing query",
+    "no_relevant_document": "the judge found no pooled document relevant (grade ≥ 1)",
+    "wrong_cell": "recomputed cluster, Δ bin or J bin differ from the target",
+    "not_well_formed": "the verifier says the query is not well-formed",
+    "not_answerable": "the verifier says the judged documents do not answer it",
+    "verifier_no_answer": "the verifier gave no usable JSON",
+    "budget_spent": "the budget ran out before the candidate was complete",
+}
+_J_ORDER = {"High": 0, "Med": 1, "Low": 2}
+
+
+@runtime_checkable
+class QueryWriter(Protocol):
+    def write(self, target: "Target", seed_docs: Sequence[tuple[str, str]]) -> tuple: ...
+
+    def params(self) -> dict: ...
+
+
+@runtime_checkable
+class RelevanceJudge(Protocol):
+    def judge(self, query: str, docs: Sequence[tuple[str, str]]) -> dict: ...
+
+    def params(self) -> dict: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    def verify(self, query: str, docs: Sequence[tuple[str, str]]) -> dict: ...
+
+    def params(self) -> dict: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    """A cell to fill: cluster × Δ bin × J bin, with its priority."""
+
+    cluster: int
+    dispersion: str
+    alignment: str
+    priority: float = 0.0
+    label: str | None = None
+
+    @property
+    def cell(self) -> tuple:
+        return (self.cluster, self.dispersion, self.alignment)
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Settings of :func:`generate_queries` (stored with every generated query)."""
+
+    seed: int = 0
+    n_min: int = DEFAULT_N_MIN
+    target_msc: float = 0.9
+    target_scc: float = 0.5
+    max_attempts: int = 2
+    n_seeds: int = 2
+    central_docs: int = 20
+    related_clusters: int = 5
+    level: int = 1
+    no_json_abort: int = 3
+    seed_draws: int = 20
+    max_candidates: int | None = None
+
+    def __post_init__(self):
+        _check_n_min(self.n_min)
+        if self.max_candidates is not None and int(self.max_candidates) < 1:
+            raise InputError(f"max_candidates must be ≥ 1, got {self.max_candidates}",
+                             fix="omit it (no limit) or give a positive number")
+        for name in ("max_attempts", "n_seeds", "central_docs", "related_clusters",
+                     "no_json_abort", "seed_draws"):
+            if int(getattr(self, name)) < 1:
+                raise InputError(f"{name} must be ≥ 1, got {getattr(self, name)}",
+                                 fix=f"pass a positive {name}")
+        for name in ("target_msc", "target_scc"):
+            if not 0 <= float(getattr(self, name)) <= 1:
+                raise InputError(f"{name} must be in [0, 1]", fix="e.g. 0.9")
+
+
+@dataclass
+class GenerationResult:
+    """Accepted queries (with qrels and provenance), every candidate, coverage before/after."""
+
+    accepted: list = field(default_factory=list)
+    candidates: list = field(default_factory=list)
+    coverage_before: dict = field(default_factory=dict)
+    coverage_after: dict = field(default_factory=dict)
+    stop_reason: str = ""
+    usage: dict = field(default_factory=dict)
+    infeasible: list = field(default_factory=list)
+
+    def counts(self) -> dict:
+        rej: dict = {}
+        for c in self.candidates:
+            if c["status"] == "rejected":
+                rej[c["reason"]] = rej.get(c["reason"], 0) + 1
+        in_target = sum(1 for c in self.accepted if c["landed"] == c["target"])
+        return {"generated": len(self.candidates), "accepted": len(self.accepted),
+                "rejected": sum(rej.values()), "rejected_by_reason": dict(sorted(rej.items())),
+                "accepted_in_target_cell": in_target}
+
+
+# ---------------------------------------------------------------------------------------------
+# coverage state and targets
+# ---------------------------------------------------------------------------------------------
+class _State:
+    """Query counts per cluster and per cell, and the coverage they give."""
+
+    def __init__(self, primary, dbin, jbin, mass, labels, n_min):
+        self.C = mass.size
+        self.mass = mass
+        self.labels = labels
+        self.n_min = n_min
+        self.primary = [int(x) for x in primary]
+        self.dbin = [int(x) for x in dbin]
+        self.jbin = [int(x) for x in jbin]
+
+    def add(self, c: int, d: int, j: int) -> None:
+        self.primary.append(c)
+        self.dbin.append(d)
+        self.jbin.append(j)
+
+    def cluster_counts(self) -> np.ndarray:
+        return np.bincount(np.asarray(self.primary, dtype=np.int64), minlength=self.C)
+
+    def cell_count(self, c, d, j) -> int:
+        return sum(1 for a, b, e in zip(self.primary, self.dbin, self.jbin)
+                   if (a, b, e) == (c, d, j))
+
+    def coverage(self) -> dict:
+        p = np.asarray(self.primary, dtype=np.int64)
+        cl = cluster_coverage(p, self.mass, n_min=self.n_min, labels=self.labels)
+        ce = cell_coverage(p, np.asarray(self.dbin), np.asarray(self.jbin), self.mass,
+                           n_min=self.n_min, labels=self.labels)
+        return {"n_queries": len(self.primary),
+                "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
+                            "units": cl.n_units, "uncovered_mass": cl.uncovered_mass},
+                "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered,
+                         "units": ce.n_units}}
+
+
+def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
+                 exclude=(), failures=None) -> list[Target]:
+    """Empty cells of under-covered clusters, highest priority first (rule: module docstring).
+
+    ``cluster_counts[c]``: queries of cluster c; ``cell_counts``: ``{(c, δ, j): n}`` with bin
+    codes; ``mass``: corpus mass w_c; ``exclude``: cells ``(c, "Low", "High")`` to skip;
+    ``failures``: ``{c: rejected candidates}`` — each divides the cluster's priority by
+    (1 + failures), so one hard cluster does not take the whole budget.
+    """
+    failures = failures or {}
+    out = []
+    total = float(np.sum(mass)) or 1.0
+    exclude = set(exclude)
+    for c in range(len(mass)):
+        deficit = n_min - int(cluster_counts[c])
+        if deficit <= 0 or mass[c] <= 0:
+            continue
+        priority = float(mass[c]) / total * deficit / n_min / (1 + failures.get(c, 0))
+        for d in range(3):
+            for j in range(3):
+                cell = (c, LEVELS[d], LEVELS[j])
+                if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
+                    out.append(Target(c, LEVELS[d], LEVELS[j], priority,
+                                      None if labels is None else labels.get(c)))
+    out.sort(key=lambda t: (-t.priority, _J_ORDER[t.alignment], LEVELS.index(t.dispersion),
+                            t.cluster))
+    return out
+
+
+class _Seeds:
+    """Seed documents per target (sampling rule: module docstring)."""
+
+    def __init__(self, weights, doc_ids, cfg: GenerationConfig):
+        self.m = weights.to_csr().tocsc()
+        self.ids = list(doc_ids)
+        self.disp = np.nan_to_num(document_dispersion(weights), nan=1.0)
+        self.cfg = cfg
+        co = (self.m.T @ self.m).tocsr()
+        co.setdiag(0)
+        co.eliminate_zeros()
+        self.co = co
+
+    def central(self, c: int, k: int) -> list[int]:
+        col = self.m.getcol(c)
+        rows, vals = col.indices, col.data
+        order = np.lexsort((rows, -vals))[:k]
+        chosen = rows[order]
+        # of the most central documents, the most concentrated first (lowest own Δ)
+        return [int(x) for x in chosen[np.lexsort((chosen, self.disp[chosen]))]]
+
+    def related(self, c: int) -> list[int]:
+        row = self.co.getrow(c)
+        order = np.lexsort((row.indices, -row.data))[:self.cfg.related_clusters]
+        return [int(x) for x in row.indices[order]]
+
+    def _draw(self, target: Target, rng) -> list[int]:
+        cfg = self.cfg
+        c = target.cluster
+        d = LEVELS.index(target.dispersion)
+        n = cfg.n_seeds
+        n_own = n if d == 0 else (max(n - 1, 1) if d == 1 else 1)
+        central = self.central(c, cfg.central_docs)
+        pool = central[:max(n_own, len(central) // 2)] if d == 0 else central
+        chosen = [int(x) for x in rng.choice(pool, size=min(n_own, len(pool)), replace=False)]
+        related = self.related(c)
+        if n - len(chosen) > 0 and related:
+            picks = rng.choice(related, size=min(n - len(chosen), len(related)), replace=False)
+            for r in picks:
+                options = [doc for doc in self.central(int(r), cfg.central_docs)
+                           if doc not in chosen and self.m[doc, c] == 0]
+                if options:
+                    chosen.append(int(rng.choice(options)))
+        return chosen
+
+    def sample(self, target: Target, attempt: int, weights, bins) -> list[str] | None:
+        """Seeds whose own stratum (as if all were relevant) has the target's cluster and Δ bin.
+
+        Up to ``seed_draws`` seeded draws; None when none reaches it (no LLM call is spent).
+        """
+        cfg = self.cfg
+        rng = np.random.default_rng([cfg.seed, target.cluster, LEVELS.index(target.dispersion),
+                                     LEVELS.index(target.alignment), attempt])
+        for _ in range(cfg.seed_draws):
+            chosen = self._draw(target, rng)
+            if not chosen:
+                return None
+            ids = [self.ids[i] for i in chosen]
+            st = stratify({"s": dict.fromkeys(ids, cfg.level)}, weights, bins=bins,
+                          level=cfg.level)
+            if st.n_queries and int(st.primary[0]) == target.cluster and \
+                    LEVELS[int(st.dispersion_bin[0])] == target.dispersion:
+                return ids
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the loop
+# ---------------------------------------------------------------------------------------------
+def _doc_text(doc: dict) -> str:
+    return (doc.get("title", "") + ". " + doc.get("text", "")).strip(". ").strip()
+
+
+def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
+                     verifier: Verifier, pooler, config: GenerationConfig | None = None,
+                     calls=None, progress: bool = False, log=None) -> GenerationResult:
+    """Run the coverage-aware generation loop (module docstring) and return its result.
+
+    ``dataset``: a BEIR dataset (``load_beir``) of the artifact's corpus; its judged queries are
+    the original query set.  ``calls``: the :class:`~.llm.BudgetedCalls` the LLM parts share
+    (for usage; the budget itself is enforced there).  Nothing is written; see
+    :func:`write_dataset`.
+    """
+    from ..report.summary import cluster_weights, corpus_bins, strata_for_dataset
+
+    cfg = config or GenerationConfig()
+    artifact.check_corpus(dataset.corpus)
+    weights = cluster_weights(artifact, dataset.corpus)
+    bins = corpus_bins(artifact, weights)
+    strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level, check_corpus=False)
+    mass = weights.corpus_mass()
+    labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
+    state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
+                   cfg.n_min)
+    result = GenerationResult(coverage_before=state.coverage())
+    seeds = _Seeds(weights, weights.doc_ids, cfg)
+    doc_entities = {d: {artifact.canonical(e) for e in ents}
+                    for d, ents in artifact.doc_entities.items()}
+    existing = {" ".join(t.lower().split()) for t in dataset.queries.values()}
+    attempts: dict = {}
+    exhausted: set = set()
+    failures: dict = {}
+    infeasible: list = []
+    no_json_run = 0
+    any_json = False
+
+    def met(cov) -> bool:
+        return cov["cluster"]["msc"] >= cfg.target_msc and cov["cluster"]["scc"] >= cfg.target_scc
+
+    while True:
+        cov = state.coverage()
+        if met(cov):
+            result.stop_reason = "coverage targets met"
+            break
+        if cfg.max_candidates is not None and len(result.candidates) >= cfg.max_candidates:
+            result.stop_reason = f"{cfg.max_candidates} candidates written (max_candidates)"
+            break
+        cell_counts: dict = {}
+        for key in zip(state.primary, state.dbin, state.jbin):
+            cell_counts[key] = cell_counts.get(key, 0) + 1
+        targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
+                               labels=labels, exclude=exhausted, failures=failures)
+        if not targets:
+            result.stop_reason = "no target left"
+            break
+        target = targets[0]
+        attempt = attempts.get(target.cell, 0)
+        attempts[target.cell] = attempt + 1
+        if attempts[target.cell] >= cfg.max_attempts:
+            exhausted.add(target.cell)
+        seed_ids = seeds.sample(target, attempt, weights, bins)
+        if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin: skip it
+            exhausted.add(target.cell)
+            infeasible.append(list(target.cell))
+            continue
+        record = {"target": list(target.cell), "target_label": target.label,
+                  "priority": target.priority, "attempt": attempt, "seed_docs": seed_ids,
+                  "seed": cfg.seed}
+        try:
+            outcome = _candidate(target, seed_ids, record, dataset, artifact, weights, bins,
+                                 doc_entities, existing, writer, judge, verifier, pooler, cfg)
+        except BudgetExhausted as exc:
+            record.update(status="rejected", reason="budget_spent", detail=str(exc))
+            result.candidates.append(record)
+            result.stop_reason = f"budget spent ({exc})"
+            break
+        result.candidates.append(record)
+        if outcome is None:
+            failures[target.cluster] = failures.get(target.cluster, 0) + 1
+        if log is not None:
+            log(record)
+        if record.get("reason") == "no_query":
+            no_json_run += 1
+            if not any_json and no_json_run >= cfg.no_json_abort:
+                raise InputError(
+                    f"the model returned no JSON query in {no_json_run} answers in a row "
+                    f"(last: {record.get('raw', '')[:120]!r})",
+                    fix="use an instruction-following model that can answer in JSON (e.g. a "
+                        "vLLM or OpenAI endpoint: --base-url/--model); the answers so far are "
+                        "cached")
+        else:
+            no_json_run = 0
+            any_json = True
+        if outcome is not None:
+            c, d, j = outcome
+            state.add(c, d, j)
+            existing.add(" ".join(record["query"].lower().split()))
+            record["query_id"] = f"gen-{cfg.seed}-{len(result.accepted) + 1:04d}"
+            result.accepted.append(record)
+    result.coverage_after = state.coverage()
+    result.infeasible = infeasible
+    if calls is not None:
+        result.usage = calls.usage()
+    return result
+
+
+def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_entities,
+               existing, writer, judge, verifier, pooler, cfg) -> tuple | None:
+    """One candidate: write, pool, judge, verify.  Fills ``record``; returns the landed cell
+    codes when accepted, else None."""
+    corpus = dataset.corpus
+    query, raw = writer.write(target, [(d, _doc_text(corpus[d])) for d in seed_ids])
+    record["raw"] = (raw or "")[:500]
+    if not query:
+        record.update(status="rejected", reason="no_query")
+        return None
+    record["query"] = query
+    if " ".join(query.lower().split()) in existing:
+        record.update(status="rejected", reason="duplicate_query")
+        return None
+    pooled = pooler.pool(query, seed_ids)
+    record["pool"] = pooled
+    grades = judge.judge(query, [(d, _doc_text(corpus[d])) for d in pooled["pool"]])
+    record["judgements"] = grades
+    qrels = {d: g for d, g in grades.items() if g is not None and g >= cfg.level}
+    if not qrels:
+        record.update(status="rejected", reason="no_relevant_document",
+                      judge_failures=sum(g is None for g in grades.values()))
+        return None
+    record["qrels"] = qrels
+    ents = artifact.extract_entities(query)
+    record["query_entities"] = sorted(ents)
+    st = stratify({"q": qrels}, weights, query_entities={"q": ents}, doc_entities=doc_entities,
+                  bins=bins, level=cfg.level)
+    if st.n_queries == 0:
+        record.update(status="rejected", reason="no_relevant_document",
+                      detail=st.excluded[0].reason if st.excluded else "")
+        return None
+    c, d, j = int(st.primary[0]), int(st.dispersion_bin[0]), int(st.alignment_bin[0])
+    record["landed"] = [c, LEVELS[d], LEVELS[j]]
+    record["dispersion"], record["alignment"] = float(st.dispersion[0]), float(st.alignment[0])
+    if tuple(record["landed"]) != target.cell:
+        record.update(status="rejected", reason="wrong_cell")
+        return None
+    rel_docs = sorted(qrels, key=lambda x: (-qrels[x], x))
+    verdict = verifier.verify(query, [(x, _doc_text(corpus[x])) for x in rel_docs])
+    record["verifier"] = verdict
+    if verdict.get("well_formed") is None or verdict.get("answerable") is None:
+        record.update(status="rejected", reason="verifier_no_answer")
+        return None
+    if not verdict["well_formed"]:
+        record.update(status="rejected", reason="not_well_formed")
+        return None
+    if not verdict["answerable"]:
+        record.update(status="rejected", reason="not_answerable")
+        return None
+    record.update(status="accepted", reason=None)
+    return c, d, j
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------------------------
+def _write_atomic(path: str, text: str, *, gz: bool = False) -> None:
+    tmp = path + ".tmp"
+    data = text.encode("utf-8")
+    with open(tmp, "wb") as raw:
+        if gz:
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+                fh.write(data)
+        else:
+            raw.write(data)
+    os.replace(tmp, path)
+
+
+def _qrels_tsv(qrels: dict) -> str:
+    rows = ["query-id\tcorpus-id\tscore"]
+    for q in qrels:
+        for d, g in sorted(qrels[q].items()):
+            rows.append(f"{q}\t{d}\t{int(g)}")
+    return "\n".join(rows) + "\n"
+
+
+def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: dict) -> dict:
+    """Write the augmented BEIR dataset and the coverage report; return the file paths.
+
+    * ``corpus.jsonl.gz`` — the corpus, unchanged;
+    * ``queries.jsonl`` — original (``"origin": "original"``) and accepted generated queries
+      (``"origin": "generated"`` with their provenance: target, seed docs, model, prompt
+      version, verifier verdicts, seed);
+    * ``qrels/<split>.tsv`` (original + generated), ``qrels/original.tsv``,
+      ``qrels/generated.tsv``;
+    * ``candidates.jsonl`` — every candidate with its status and rejection reason;
+    * ``coverage.json`` / ``coverage.md`` — MSC and SCC before/after, counts by reason, usage.
+    """
+    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
+    corpus_lines = "".join(json.dumps({"_id": d, **dataset.corpus[d]}, ensure_ascii=False) + "\n"
+                           for d in sorted(dataset.corpus))
+    _write_atomic(os.path.join(out, "corpus.jsonl.gz"), corpus_lines, gz=True)
+    orig_q = {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
+    lines = [json.dumps({"_id": q, "text": orig_q[q], "origin": "original"}, ensure_ascii=False)
+             for q in sorted(orig_q)]
+    gen_qrels: dict = {}
+    for rec in result.accepted:
+        meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "seed",
+                                    "attempt", "verifier", "dispersion", "alignment",
+                                    "query_entities", "pool")}
+        meta.update(provenance)
+        lines.append(json.dumps({"_id": rec["query_id"], "text": rec["query"],
+                                 "origin": "generated", "metadata": meta}, ensure_ascii=False))
+        gen_qrels[rec["query_id"]] = rec["qrels"]
+    _write_atomic(os.path.join(out, "queries.jsonl"), "\n".join(lines) + "\n")
+    orig_qrels = {q: dataset.qrels[q] for q in sorted(orig_q)}
+    _write_atomic(os.path.join(out, "qrels", "original.tsv"), _qrels_tsv(orig_qrels))
+    _write_atomic(os.path.join(out, "qrels", "generated.tsv"), _qrels_tsv(gen_qrels))
+    _write_atomic(os.path.join(out, "qrels", f"{dataset.split}.tsv"),
+                  _qrels_tsv({**orig_qrels, **gen_qrels}))
+    _write_atomic(os.path.join(out, "candidates.jsonl"),
+                  "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
+                          for c in result.candidates))
+    report = {"split": dataset.split, "before": result.coverage_before,
+              "after": result.coverage_after, "counts": result.counts(),
+              "stop_reason": result.stop_reason, "usage": result.usage,
+              "infeasible_cells": result.infeasible,
+              "provenance": provenance}
+    _write_atomic(os.path.join(out, "coverage.json"),
+                  json.dumps(report, indent=1, sort_keys=True) + "\n")
+    _write_atomic(os.path.join(out, "coverage.md"), coverage_markdown(report))
+    return {"queries": os.path.join(out, "queries.jsonl"),
+            "coverage": os.path.join(out, "coverage.json")}
+
+
+def coverage_markdown(report: dict) -> str:
+    b, a, n = report["before"], report["after"], report["counts"]
+    rows = [f"# Coverage-aware generation ({report['split']})", "",
+            "| | queries | MSC | SCC | cell MSC | cell SCC |", "|---|---|---|---|---|---|"]
+    for name, cov in (("before", b), ("after", a)):
+        rows.append(f"| {name} | {cov['n_queries']} | {cov['cluster']['msc']:.3f} | "
+                    f"{cov['cluster']['scc']:.3f} | {cov['cell']['msc']:.3f} | "
+                    f"{cov['cell']['scc']:.3f} |")
+    rows += ["", f"Candidates: {n['generated']}, accepted {n['accepted']} "
+                 f"({n['accepted_in_target_cell']} in their target cell), rejected "
+                 f"{n['rejected']}.", ""]
+    if n["rejected_by_reason"]:
+        rows += ["| rejection reason | n | meaning |", "|---|---|---|"]
+        rows += [f"| {r} | {k} | {REASONS.get(r, '')} |" for r, k in
+                 n["rejected_by_reason"].items()]
+    rows += ["", f"Stop: {report['stop_reason']}.", ""]
+    u = report.get("usage") or {}
+    if u:
+        rows.append(f"LLM calls: {u.get('calls')} ({u.get('paid_calls')} sent, "
+                    f"{u.get('cached_calls')} from the cache), tokens {u.get('tokens')}, "
+                    f"cost ${u.get('cost_usd')}.")
+    return "\n".join(rows) + "\n"
+
+
+def provenance_of(writer, judge, verifier, cfg: GenerationConfig, artifact) -> dict:
+    """What every generated query records about how it was made."""
+    return {"generator": writer.params(), "judge": judge.params(),
+            "verifier": verifier.params(), "config": asdict(cfg),
+            "structure_fingerprint": artifact.corpus_fingerprint}

@@ -1,0 +1,83 @@
+"""Candidate pooling for a generated query: BM25 (bm25s) ∪ dense (sentence-transformers) ∪ seeds.
+
+The pool of query q is ``seeds ∪ top_k(BM25, q) ∪ top_k(dense, q)`` in that order, duplicates
+removed, cut at ``max_pool`` documents (seeds always kept).  Ties in either ranking are broken
+by document id, so the pool is deterministic.  Document embeddings are computed once per corpus
+and model and cached in ``cache_dir`` (``doc-emb-<key>.npy``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+from ..adapters import require
+
+__all__ = ["Pooler"]
+
+
+def _text(doc: dict) -> str:
+    return (doc.get("title", "") + " " + doc.get("text", "")).strip()
+
+
+class Pooler:
+    """BM25 + dense candidate pooling over a corpus ``{doc_id: {"title", "text"}}``."""
+
+    def __init__(self, corpus: dict, *, k_bm25: int = 5, k_dense: int = 5, max_pool: int = 10,
+                 dense: bool = True, model: str | None = None, cache_dir: str | None = None):
+        self.ids = sorted(corpus)
+        self.k_bm25, self.k_dense, self.max_pool = int(k_bm25), int(k_dense), int(max_pool)
+        texts = [_text(corpus[d]) for d in self.ids]
+        bm25s = require("bm25s", "bm25")
+        self._bm25s = bm25s
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False),
+                         show_progress=False)
+        self.model = model
+        self.emb = None
+        if dense and self.k_dense > 0:
+            self.emb = self._doc_embeddings(texts, cache_dir)
+
+    def _doc_embeddings(self, texts, cache_dir):
+        from ..structure.embed import embed_texts
+        key = hashlib.sha256(repr((self.model, self.ids, [hashlib.sha256(
+            t.encode()).hexdigest() for t in texts])).encode()).hexdigest()[:16]
+        path = os.path.join(cache_dir, f"doc-emb-{key}.npy") if cache_dir else None
+        if path and os.path.exists(path):
+            return np.load(path)
+        emb = embed_texts(texts, self.model)
+        if path:
+            os.makedirs(cache_dir, exist_ok=True)
+            tmp = path + ".tmp.npy"
+            np.save(tmp, emb)
+            os.replace(tmp, path)
+        return emb
+
+    @staticmethod
+    def _top(scores: np.ndarray, k: int) -> list[int]:
+        order = np.lexsort((np.arange(scores.size), -scores))  # score desc, then id order
+        return [int(i) for i in order[:k] if scores[i] > 0]
+
+    def bm25(self, query: str) -> list[str]:
+        toks = self._bm25s.tokenize([query], stopwords="en", return_ids=False,
+                                    show_progress=False)[0]
+        scores = self._bm25.get_scores(toks).astype(np.float64)
+        return [self.ids[i] for i in self._top(scores, self.k_bm25)]
+
+    def dense(self, query: str) -> list[str]:
+        if self.emb is None:
+            return []
+        from ..structure.embed import embed_texts
+        q = embed_texts([query], self.model)[0]
+        scores = self.emb @ q
+        # cosine can be ≤ 0: shift so every document can be chosen
+        return [self.ids[i] for i in self._top(scores.astype(np.float64) + 2.0, self.k_dense)]
+
+    def pool(self, query: str, seeds=()) -> dict:
+        """``{"pool": [...], "bm25": [...], "dense": [...]}`` (pool: seeds first)."""
+        b, d = self.bm25(query), self.dense(query)
+        pool = list(dict.fromkeys([*seeds, *b, *d]))
+        keep = max(self.max_pool, len(seeds))
+        return {"pool": pool[:keep], "bm25": b, "dense": d}
