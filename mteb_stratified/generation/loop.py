@@ -9,9 +9,9 @@ The loop (our design; the paper describes the idea, not the rules):
    candidates of cluster c so far), ties → J bin High before Med before Low (a query in the
    documents' own words is the easiest to hit), then Δ Low before Med before High, then
    cluster id.  A target is tried at most ``max_attempts`` times.
-3. **Seeds**: ``n_seeds`` documents.  Low Δ: all from the cluster's most central documents
-   (largest m_d(c), of those the most concentrated — lowest own dispersion); Med Δ: all but one
-   from c, one from a related cluster; High Δ: one from c, the rest from related clusters
+3. **Seeds**: Low Δ: one of the cluster's most central documents (largest m_d(c), of those
+   the more concentrated half — lowest own dispersion); Med Δ: ``n_seeds`` (≥ 2) documents, all
+   but one from c, one from a related cluster; High Δ: one from c, the rest from related clusters
    (related: largest co-membership Σ_d m_d(c) m_d(c')).  Sampling uses
    ``numpy.random.default_rng([seed, c, δ, j, attempt])``, so it does not depend on the order
    in which targets are visited.  A draw is kept only if the seeds themselves, taken as the
@@ -256,7 +256,7 @@ class _Seeds:
         cfg = self.cfg
         c = target.cluster
         d = LEVELS.index(target.dispersion)
-        n = cfg.n_seeds
+        n = 1 if d == 0 else max(cfg.n_seeds, 2)
         n_own = n if d == 0 else (max(n - 1, 1) if d == 1 else 1)
         central = self.central(c, cfg.central_docs)
         pool = central[:max(n_own, len(central) // 2)] if d == 0 else central

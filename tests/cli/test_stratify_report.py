@@ -71,6 +71,7 @@ def test_stratify_per_query_path_and_out(tmp_path, qids):
 @pytest.mark.parametrize("extra, message", [
     (["--scheme", "topics"], "unknown stratum scheme"),
     (["--n-min", "0"], "n_min must be an integer ≥ 1"),
+    (["--alignment", "fuzzy"], "unknown alignment 'fuzzy'"),
 ])
 def test_stratify_bad_options(tmp_path, qids, capsys, extra, message):
     path, _ = _results(tmp_path / "c", qids, 3)

@@ -149,6 +149,14 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     cov = json.load(open(os.path.join(out, "coverage.json")))
     assert cov["counts"] == counts and cov["after"] == after
     assert "MSC" in open(os.path.join(out, "coverage.md")).read()
+    # …and it loads straight into a tie-aware MTEB task (the generated queries as a split)
+    pytest.importorskip("mteb")
+    from mteb_stratified.adapters.mteb.tasks import beir_task
+    task = beir_task(out, name="StratifiedNFCorpusGenerated", split="generated")
+    task.load_data()
+    split = task.dataset["default"]["generated"]
+    assert set(split["queries"]["id"]) == set(split["relevant_docs"]) == {r["_id"] for r in gen}
+    assert len(split["corpus"]) == len(data.corpus)
 
 
 def _weights(art, data):

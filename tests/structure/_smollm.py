@@ -86,3 +86,18 @@ def start_server(model_dir: str, port: int, log_path: str, timeout: float = 240.
 
 if __name__ == "__main__":
     print(convert_gguf())
+
+
+@contextlib.contextmanager
+def running_server(log_dir: str):
+    """``(base URL, model folder)`` of a ``transformers serve`` process, killed on exit."""
+    import signal
+
+    model_dir = convert_gguf()
+    port = free_port()
+    proc = start_server(model_dir, port, os.path.join(log_dir, "serve.log"))
+    try:
+        yield f"http://127.0.0.1:{port}", model_dir
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -44,15 +44,8 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    model_dir = _smollm.convert_gguf()
-    port = _smollm.free_port()
-    log = str(tmp_path_factory.mktemp("serve") / "serve.log")
-    proc = _smollm.start_server(model_dir, port, log)
-    try:
-        yield f"http://127.0.0.1:{port}", model_dir
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    with _smollm.running_server(str(tmp_path_factory.mktemp("serve"))) as running:
+        yield running
 
 
 def test_real_server_through_injected_faults(server, tmp_path):
