@@ -33,17 +33,17 @@ from ..structure.llm import ChatEndpoint, repair_json
 __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
 
-PROMPT_VERSION = "generate-v2"
+PROMPT_VERSION = "generate-v3"
 
 WRITER_SYSTEM = (
     "You write one search query that a real user could type into a search engine. The query "
     "must be answerable from the documents shown, and must not copy a title. Reply with JSON "
     'only: {"query": "..."}')
 REGISTER = {
-    "Low": "Use everyday words a layperson would use, NOT the documents' technical terms: "
-           "paraphrase every key concept.",
-    "Med": "Use one of the documents' key terms and say the rest in your own words.",
-    "High": "Use the documents' own key terms (their exact technical names).",
+    "Low": "Use everyday words a layperson would use. Do NOT use these terms or their words: "
+           "{terms}.",
+    "Med": "Use exactly one of these terms and say the rest in your own words: {terms}.",
+    "High": "Use these terms from the documents: {terms}.",
 }
 SPREAD = {
     "Low": "Ask about the topic that the documents share.",
@@ -54,7 +54,8 @@ SPREAD = {
 WRITER_EXAMPLE = [
     {"role": "user", "content": "Document 1:\nVitamin D and bone density in older women. "
                                 "Supplements raised bone mineral density.\n\n"
-                                f"{SPREAD['Low']} {REGISTER['Low']}"},
+                                f"{SPREAD['Low']} "
+                                + REGISTER["Low"].format(terms="vitamin d, bone density")},
     {"role": "assistant", "content": '{"query": "do sunshine vitamin pills keep bones strong in '
                                      'grandmothers"}'},
 ]
@@ -242,10 +243,16 @@ class LLMQueryWriter:
         return {"kind": "llm", "model": self.calls.endpoint.model,
                 "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
 
-    def write(self, target, seed_docs: Sequence[tuple[str, str]]) -> tuple[str | None, str]:
-        """``(query or None, raw answer)``: None when the answer holds no query in JSON."""
+    def write(self, target, seed_docs: Sequence[tuple[str, str]],
+              terms: Sequence[str] = ()) -> tuple[str | None, str]:
+        """``(query or None, raw answer)``: None when the answer holds no query in JSON.
+
+        ``terms``: the seeds' own entities (most central first), to use for High J and to
+        avoid for Low J.
+        """
+        register = REGISTER[target.alignment].format(terms=", ".join(terms) or "-")
         user = (f"{_doc_block(seed_docs, self.doc_chars)}\n\n"
-                f"{SPREAD[target.dispersion]} {REGISTER[target.alignment]}")
+                f"{SPREAD[target.dispersion]} {register}")
         data, raw = self.calls.chat_json(
             "write", [{"role": "system", "content": WRITER_SYSTEM}, *WRITER_EXAMPLE,
                       {"role": "user", "content": user}], max_tokens=self.max_tokens)

@@ -17,8 +17,9 @@ The loop (our design; the paper describes the idea, not the rules):
    in which targets are visited.  A draw is kept only if the seeds themselves, taken as the
    relevant set, have primary cluster c and Δ in the target bin (up to ``seed_draws`` draws);
    a cell no draw reaches is skipped without an LLM call (listed as ``infeasible``).
-4. **Write** a query (:class:`QueryWriter`): for Low J in another register or vocabulary than the
-   documents', for High J in the documents' own terms.
+4. **Write** a query (:class:`QueryWriter`) given the seeds and their own entities (``n_terms``
+   of them, those of the target cluster first, then by centrality): for Low J it must avoid
+   them (another register and vocabulary), for High J it must use them.
 5. **Pool** candidates: seeds ∪ BM25 top-k ∪ dense top-k (:class:`~.pool.Pooler`).
 6. **Judge** every pooled document 0/1/2 (:class:`RelevanceJudge`): the graded qrels.
 7. **Verify**: (a) recompute the query's stratum with the corpus structure — its entities by the
@@ -69,7 +70,8 @@ _J_ORDER = {"High": 0, "Med": 1, "Low": 2}
 
 @runtime_checkable
 class QueryWriter(Protocol):
-    def write(self, target: "Target", seed_docs: Sequence[tuple[str, str]]) -> tuple: ...
+    def write(self, target: "Target", seed_docs: Sequence[tuple[str, str]],
+              terms: Sequence[str] = ()) -> tuple: ...
 
     def params(self) -> dict: ...
 
@@ -118,6 +120,7 @@ class GenerationConfig:
     level: int = 1
     no_json_abort: int = 3
     seed_draws: int = 20
+    n_terms: int = 5
     max_candidates: int | None = None
 
     def __post_init__(self):
@@ -126,7 +129,7 @@ class GenerationConfig:
             raise InputError(f"max_candidates must be ≥ 1, got {self.max_candidates}",
                              fix="omit it (no limit) or give a positive number")
         for name in ("max_attempts", "n_seeds", "central_docs", "related_clusters",
-                     "no_json_abort", "seed_draws"):
+                     "no_json_abort", "seed_draws", "n_terms"):
             if int(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be ≥ 1, got {getattr(self, name)}",
                                  fix=f"pass a positive {name}")
@@ -271,10 +274,12 @@ class _Seeds:
                     chosen.append(int(rng.choice(options)))
         return chosen
 
-    def sample(self, target: Target, attempt: int, weights, bins) -> list[str] | None:
+    def sample(self, target: Target, attempt: int, weights, bins,
+               used=()) -> list[str] | None:
         """Seeds whose own stratum (as if all were relevant) has the target's cluster and Δ bin.
 
-        Up to ``seed_draws`` seeded draws; None when none reaches it (no LLM call is spent).
+        Up to ``seed_draws`` seeded draws, skipping seed sets in ``used`` (earlier attempts at
+        the cell); None when none qualifies (no LLM call is spent).
         """
         cfg = self.cfg
         rng = np.random.default_rng([cfg.seed, target.cluster, LEVELS.index(target.dispersion),
@@ -284,6 +289,8 @@ class _Seeds:
             if not chosen:
                 return None
             ids = [self.ids[i] for i in chosen]
+            if tuple(sorted(ids)) in used:
+                continue
             st = stratify({"s": dict.fromkeys(ids, cfg.level)}, weights, bins=bins,
                           level=cfg.level)
             if st.n_queries and int(st.primary[0]) == target.cluster and \
@@ -329,6 +336,9 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     exhausted: set = set()
     failures: dict = {}
     infeasible: list = []
+    used_seeds: dict = {}
+    entity_info = {e["name"]: (e.get("cluster"), -float(e.get("centrality") or 0.0))
+                   for e in artifact.entities}
     no_json_run = 0
     any_json = False
 
@@ -356,14 +366,16 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
         attempts[target.cell] = attempt + 1
         if attempts[target.cell] >= cfg.max_attempts:
             exhausted.add(target.cell)
-        seed_ids = seeds.sample(target, attempt, weights, bins)
+        seed_ids = seeds.sample(target, attempt, weights, bins, used_seeds.get(target.cell, ()))
         if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin: skip it
             exhausted.add(target.cell)
             infeasible.append(list(target.cell))
             continue
+        used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
         record = {"target": list(target.cell), "target_label": target.label,
                   "priority": target.priority, "attempt": attempt, "seed_docs": seed_ids,
                   "seed": cfg.seed}
+        record["terms"] = _terms(seed_ids, target.cluster, doc_entities, entity_info, cfg.n_terms)
         try:
             outcome = _candidate(target, seed_ids, record, dataset, artifact, weights, bins,
                                  doc_entities, existing, writer, judge, verifier, pooler, cfg)
@@ -402,12 +414,21 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     return result
 
 
+def _terms(seed_ids, cluster: int, doc_entities, entity_info, n: int) -> list[str]:
+    """The seeds' clustered entities: the target cluster's first, then by centrality, name."""
+    names = set().union(*(doc_entities.get(d, set()) for d in seed_ids))
+    ranked = sorted((n_ for n_ in names if n_ in entity_info and entity_info[n_][0] is not None),
+                    key=lambda x: (entity_info[x][0] != cluster, entity_info[x][1], x))
+    return ranked[:n]
+
+
 def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_entities,
                existing, writer, judge, verifier, pooler, cfg) -> tuple | None:
     """One candidate: write, pool, judge, verify.  Fills ``record``; returns the landed cell
     codes when accepted, else None."""
     corpus = dataset.corpus
-    query, raw = writer.write(target, [(d, _doc_text(corpus[d])) for d in seed_ids])
+    query, raw = writer.write(target, [(d, _doc_text(corpus[d])) for d in seed_ids],
+                              record["terms"])
     record["raw"] = (raw or "")[:500]
     if not query:
         record.update(status="rejected", reason="no_query")
@@ -500,7 +521,8 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
              for q in sorted(orig_q)]
     gen_qrels: dict = {}
     for rec in result.accepted:
-        meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "seed",
+        meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "terms",
+                                    "seed",
                                     "attempt", "verifier", "dispersion", "alignment",
                                     "query_entities", "pool")}
         meta.update(provenance)

@@ -26,7 +26,7 @@ class PlantedWriter:
     def __init__(self, plan):
         self.plan, self.seen = plan, []
 
-    def write(self, target, seed_docs):
+    def write(self, target, seed_docs, terms=()):
         self.seen.append((target, [d for d, _ in seed_docs]))
         q = self.plan(target, seed_docs)
         return q, json.dumps({"query": q}) if q else "no json here"
@@ -139,7 +139,8 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     assert len(gen) == counts["accepted"]
     assert sum(r["origin"] == "original" for r in rows) == len(data.qrels)
     meta = gen[0]["metadata"]
-    for key in ("target", "seed_docs", "seed", "verifier", "generator", "judge", "config"):
+    for key in ("target", "seed_docs", "terms", "seed", "verifier", "generator", "judge",
+                "config"):
         assert key in meta
     from mteb_stratified.io import load_beir
     both = load_beir(out, "test")
