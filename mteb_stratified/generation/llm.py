@@ -33,7 +33,7 @@ from ..structure.llm import ChatEndpoint, repair_json
 __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
 
-PROMPT_VERSION = "generate-v3"
+PROMPT_VERSION = "generate-v4"
 
 WRITER_SYSTEM = (
     "You write one search query that a real user could type into a search engine. The query "
@@ -50,7 +50,9 @@ SPREAD = {
     "Med": "Ask about a topic that connects the documents.",
     "High": "Ask a broad question that every one of these documents answers in part.",
 }
-#: One worked example per prompt (few-shot): small models follow the JSON form far more often.
+#: Worked examples (few-shot): small models follow the JSON form far more often.  Where there are
+#: two, the negative one comes first: small models lean towards the answer of the last example,
+#: and with the positive one last SmolLM2-135M judged almost every document irrelevant.
 WRITER_EXAMPLE = [
     {"role": "user", "content": "Document 1:\nVitamin D and bone density in older women. "
                                 "Supplements raised bone mineral density.\n\n"
@@ -64,25 +66,25 @@ JUDGE_SYSTEM = (
     "the query, 1 = it is partly relevant, 0 = it is not relevant. Reply with JSON only: "
     '{"relevance": 0}, {"relevance": 1} or {"relevance": 2}')
 JUDGE_EXAMPLE = [
-    {"role": "user", "content": "Query: vitamin d bones\n\nDocument:\nVitamin D supplements "
-                                "raised bone mineral density in older women."},
-    {"role": "assistant", "content": '{"relevance": 2}'},
     {"role": "user", "content": "Query: vitamin d bones\n\nDocument:\nGreen tea catechins "
                                 "and weight loss."},
     {"role": "assistant", "content": '{"relevance": 0}'},
+    {"role": "user", "content": "Query: vitamin d bones\n\nDocument:\nVitamin D supplements "
+                                "raised bone mineral density in older women."},
+    {"role": "assistant", "content": '{"relevance": 2}'},
 ]
 VERIFY_SYSTEM = (
     "You check a search query. Is it a well-formed question or search request (not a "
     "fragment, not a list, not instructions)? Can it be answered from the documents shown? "
     'Reply with JSON only: {"well_formed": true, "answerable": true}')
 VERIFY_EXAMPLE = [
+    {"role": "user", "content": "Query: green tea\n\nDocument 1:\nStatins and breast cancer "
+                                "recurrence."},
+    {"role": "assistant", "content": '{"well_formed": true, "answerable": false}'},
     {"role": "user", "content": "Query: does vitamin d help bones in older women\n\n"
                                 "Document 1:\nVitamin D supplements raised bone mineral density "
                                 "in older women."},
     {"role": "assistant", "content": '{"well_formed": true, "answerable": true}'},
-    {"role": "user", "content": "Query: green tea\n\nDocument 1:\nStatins and breast cancer "
-                                "recurrence."},
-    {"role": "assistant", "content": '{"well_formed": true, "answerable": false}'},
 ]
 REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
 

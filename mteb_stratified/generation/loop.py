@@ -308,7 +308,7 @@ def _doc_text(doc: dict) -> str:
 
 def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
                      verifier: Verifier, pooler, config: GenerationConfig | None = None,
-                     calls=None, progress: bool = False, log=None) -> GenerationResult:
+                     calls=None, log=None) -> GenerationResult:
     """Run the coverage-aware generation loop (module docstring) and return its result.
 
     ``dataset``: a BEIR dataset (``load_beir``) of the artifact's corpus; its judged queries are
