@@ -4,12 +4,16 @@ Synthetic entities: ``n`` unit vectors in 384 dimensions (MiniLM's size) with pl
 communities of ~50 entities each: ``x = normalise(center_c + sigma * g / sqrt(d))`` with unit
 random centres, so two members of one community have cosine ~ 1 / (1 + sigma²) (0.67 at
 sigma = 0.7) and members of different ones ~ 0.  The graph is built exactly as in the structure
-pipeline (:func:`knn_edges`: faiss exact up to 50k entities, IVF above; k = 10, τ = 0.5), then
-:class:`LeidenClustering` (modularity, resolution 1, seed 0) runs on the igraph graph.
+pipeline (:func:`knn_edges`: faiss exact up to 50k entities, the IVF self-join above, or HNSW
+with ``--method hnsw``; k = 10, τ = 0.5), then :class:`LeidenClustering` (modularity,
+resolution 1, seed 0) runs on the igraph graph.
 
 Each size runs in its own subprocess so that its peak RSS (``ru_maxrss``) is its own.  The
 growth exponent is the slope of log(time) against log(n) between consecutive sizes (1 =
-linear).  Recovery of the planted communities: adjusted Rand index (ARI).
+linear), from wall time and from CPU time (all threads; steadier on a shared machine).
+Recovery of the planted communities: adjusted Rand index (ARI).  k-NN *edge recall*: of the
+exact k-NN edges (similarity >= τ) of 1,000 sampled entities, the share present in the graph
+(computed after the timed part, with numpy, against all entities).
 
 Run: ``python benchmarks/bench_structure.py [--sizes 10000 100000 1000000]``.
 
@@ -69,24 +73,59 @@ def adjusted_rand_index(a, b) -> float:
     return float((sum_ij - expected) / (maximum - expected)) if maximum != expected else 1.0
 
 
-def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7) -> dict:
+def edge_recall(emb, edges, k: int, threshold: float, n_sample: int = 1000, seed: int = 0) -> float:
+    """Share of the exact k-NN edges (>= threshold) of sampled rows present in ``edges``."""
+    n = emb.shape[0]
+    rng = np.random.default_rng(seed + 1)
+    q = np.sort(rng.choice(n, size=min(n, n_sample), replace=False))
+    kk = min(k + 1, n)
+    best_s = np.full((q.size, 0), -np.inf, dtype=np.float32)
+    best_i = np.zeros((q.size, 0), dtype=np.int64)
+    queries = emb[q]
+    for s in range(0, n, 4_000):  # blocks of 4k columns: ~0.1 GiB at most
+        sims = queries @ emb[s:s + 4_000].T
+        top = np.argpartition(-sims, min(kk, sims.shape[1]) - 1, axis=1)[:, :kk]
+        cand_s = np.concatenate([best_s, np.take_along_axis(sims, top, 1)], axis=1)
+        cand_i = np.concatenate([best_i, top + s], axis=1)
+        top = np.argpartition(-cand_s, kk - 1, axis=1)[:, :kk]
+        best_s = np.take_along_axis(cand_s, top, 1)
+        best_i = np.take_along_axis(cand_i, top, 1)
+    rows = np.repeat(q, kk)
+    cols, w = best_i.ravel(), np.round(best_s.ravel().astype(np.float64), 6)
+    keep = (cols != rows) & (w >= threshold)
+    lo, hi = np.minimum(rows, cols)[keep], np.maximum(rows, cols)[keep]
+    if lo.size == 0:
+        return 1.0
+    have = np.sort(edges.src * n + edges.dst)
+    key = lo * n + hi
+    pos = np.minimum(np.searchsorted(have, key), have.size - 1)
+    return float(np.mean(have[pos] == key)) if have.size else 0.0
+
+
+def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
+            method: str = "ivf") -> dict:
     from mteb_stratified.structure.graph import knn_edges, to_igraph
     from mteb_stratified.structure.leiden import LeidenClustering
     t = time.perf_counter()
     emb, truth = make_entities(n, sigma=sigma, seed=seed)
     t_gen = time.perf_counter() - t
     t, cpu = time.perf_counter(), time.process_time()
-    edges = knn_edges(emb, k=k, threshold=threshold, seed=seed)
+    edges = knn_edges(emb, k=k, threshold=threshold, seed=seed, method=method)
     t_knn = time.perf_counter() - t
+    cpu_knn = time.process_time() - cpu
+    recall = edge_recall(emb, edges, k, threshold, seed=seed)
     del emb
+    cpu_rest = time.process_time()
     t = time.perf_counter()
     graph = to_igraph(edges.n, edges.src, edges.dst, edges.weight)
     t_ig = time.perf_counter() - t
     t = time.perf_counter()
     model = LeidenClustering(resolution=1.0, seed=seed, n_iterations=2).fit(graph)
     t_leiden = time.perf_counter() - t
-    cpu = time.process_time() - cpu  # CPU seconds of all threads: robust to a loaded machine
-    return {"n": n, "edges": len(edges), "index": edges.index, "generate_s": t_gen,
+    # CPU seconds of all threads (recall check left out): robust to a loaded machine
+    cpu = cpu_knn + time.process_time() - cpu_rest
+    return {"n": n, "edges": len(edges), "index": edges.index, "recall": recall,
+            "generate_s": t_gen, "knn_cpu_s": cpu_knn,
             "knn_s": t_knn, "igraph_s": t_ig, "leiden_s": t_leiden,
             "graph_plus_leiden_s": t_knn + t_ig + t_leiden, "cpu_s": cpu,
             "clusters": model.n_clusters_, "planted": int(np.unique(truth).size),
@@ -94,11 +133,11 @@ def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7) -> 
             "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
 
-def bench(sizes, k, threshold, seed, timeout, sigma=0.7):
+def bench(sizes, k, threshold, seed, timeout, sigma=0.7, method="ivf"):
     rows = []
     for n in sizes:
         cmd = [sys.executable, __file__, "--one", str(n), "--k", str(k), "--threshold",
-               str(threshold), "--seed", str(seed), "--sigma", str(sigma)]
+               str(threshold), "--seed", str(seed), "--sigma", str(sigma), "--method", method]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -109,7 +148,8 @@ def bench(sizes, k, threshold, seed, timeout, sigma=0.7):
             break
         row = json.loads(res.stdout.strip().splitlines()[-1])
         rows.append(row)
-        print(f"n={n:>9,} edges={row['edges']:>10,} {row['index']:<18} "
+        print(f"n={n:>9,} edges={row['edges']:>10,} {row['index']:<24} "
+              f"recall {row['recall']:.4f} "
               f"knn {row['knn_s']:7.1f}s igraph {row['igraph_s']:6.1f}s "
               f"leiden {row['leiden_s']:7.1f}s total {row['graph_plus_leiden_s']:7.1f}s "
               f"(cpu {row['cpu_s']:7.1f}s) "
@@ -117,9 +157,12 @@ def bench(sizes, k, threshold, seed, timeout, sigma=0.7):
               f"(planted {row['planted']:,}) Q {row['modularity']:.3f} ARI {row['ari']:.3f}",
               flush=True)
     for a, b in zip(rows, rows[1:]):
-        ratio = b["graph_plus_leiden_s"] / a["graph_plus_leiden_s"]
-        slope = np.log(ratio) / np.log(b["n"] / a["n"])
-        print(f"growth exponent {a['n']:,} -> {b['n']:,}: {slope:.2f} (1 = linear)")
+        def slope(key):
+            return np.log(b[key] / a[key]) / np.log(b["n"] / a["n"])
+        print(f"growth exponent {a['n']:,} -> {b['n']:,}: {slope('graph_plus_leiden_s'):.2f} "
+              f"wall, {slope('cpu_s'):.2f} CPU; k-NN alone {slope('knn_s'):.2f} wall, "
+              f"{slope('knn_cpu_s'):.2f} CPU; Leiden alone {slope('leiden_s'):.2f} wall "
+              f"(1 = linear)")
     return rows
 
 
@@ -175,18 +218,21 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sigma", type=float, default=0.7,
                    help="noise around community centres (within-community cosine ~ 1/(1+s²))")
+    p.add_argument("--method", choices=["ivf", "hnsw"], default="ivf",
+                   help="approximate k-NN above 50k entities")
     p.add_argument("--timeout", type=float, default=900, help="seconds per size")
     p.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--compare-extractors", type=int, default=None, metavar="N")
     args = p.parse_args()
     if args.one is not None:
-        print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma)))
+        print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma,
+                                 args.method)))
         return
     if args.compare_extractors is not None:
         compare_extractors(args.compare_extractors, args.seed)
         return
     print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f}")
-    bench(args.sizes, args.k, args.threshold, args.seed, args.timeout, args.sigma)
+    bench(args.sizes, args.k, args.threshold, args.seed, args.timeout, args.sigma, args.method)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,61 @@
 """The entity-similarity graph: faiss k-nearest neighbours, cosine threshold, igraph.
 
 Each entity is joined to its ``k`` nearest neighbours whose cosine similarity is at least
-``threshold`` (embeddings are L2-normalised, so inner product = cosine).  The search is exact
-(``IndexFlatIP``) up to ``exact_max`` entities and approximate above (``IndexIVFFlat`` with
-``nlist ~ 4 sqrt(n)`` lists, ``nprobe`` probed, k-means seeded).  Edges are undirected: the pair
-``(i, j)`` keeps the larger of its two similarities, rounded to 6 decimals so that the graph, and
-the Leiden run on it, do not depend on the last bits of a float sum.
+``threshold`` (embeddings are L2-normalised, so inner product = cosine).  Edges are undirected:
+the pair ``(i, j)`` keeps the larger of its two similarities, rounded to 6 decimals so that the
+graph, and the Leiden run on it, do not depend on the last bits of a float sum.
+
+The search is exact (``IndexFlatIP``, ~ n² d) up to ``exact_max`` entities.  Above, it is
+approximate, by ``method``:
+
+* ``"ivf"`` (default), an IVF self-join: spherical k-means (``seed``; 40 sampled points a
+  list, 6 iterations) cuts the entities into ``nlist = 4 sqrt(n)`` lists; each list is then
+  joined *exactly* with the ``nprobe`` lists whose centroids are nearest its own, as one BLAS
+  product per list (list members x candidates), keeping each member's ``k + 1`` best.  Two
+  repairs: a point whose own 2nd/3rd nearest lists are not among those probes is also joined
+  with them, and *orphans* (points whose similarity to their centroid is under half their
+  list's median: communities that no centroid took, scattered over lists that do not probe
+  one another) are joined once more among themselves.  Cost: k-means ~ 40·nlist²·d ~ n;
+  assignment ~ n·nlist·d and join ~ n·nprobe·(n/nlist)·d, both ~ n^1.5 but BLAS-bound, which
+  makes them cheap at the sizes met here (1M entities: 131 s on 2 busy cores).  The
+  kept similarities are recomputed pair by pair (``einsum``), so they do not depend on how
+  BLAS splits a product between threads; the lists are joined on a thread pool, each list's
+  rows written by one task, so the output does not depend on scheduling.
+* ``"hnsw"``: ``IndexHNSWFlat`` (``M = 32``, ``efConstruction = 40``), then each entity's
+  neighbours are searched on the bottom layer starting from the entity itself
+  (``search_level_0``, ``efSearch = 16``), not from the top entry point.  Recent faiss
+  (those with ``hnsw_add_vertices_deterministic``, e.g. 1.15) builds the same graph whatever
+  the thread count (checked: identical with 1 and 2 threads); with an older faiss the build
+  runs on one thread and the search descends from the top (``efSearch = 64``).
+
+Why IVF: measured on the planted communities of ``benchmarks/bench_structure.py`` (384-d
+random community centres, 50 entities each; recall of the exact k-NN edges), 2 shared cores.
+HNSW needs no k-means but, with centres that are all orthogonal to one another, nothing
+guides its greedy search towards a community, so its recall falls as communities multiply:
+self-search recall 0.994 / 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k /
+600k (ARI 0.999 / 0.986 / 0.961); the usual top-down search does worse (recall@11 0.84 at
+300k with efSearch 16, 0.92 with 32).  IVF with a fixed list size (nlist ∝ n) scanned by
+faiss: 1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89
+(lists of ~20 communities are cut badly); 250 a list, nprobe 16: 28 s / 91 s, recall 0.999 /
+0.997 (its k-means and assignment grow as n²).  The previous faiss ``IndexIVFFlat`` search
+(same nlist, per-query scans of the probed lists: memory-bound): ARI 1.000, but graph + Leiden
+took 302 s and 4.27 GiB at 1M.  The IVF self-join: recall 1.000 / 0.9998 / 0.995 / 0.979 and
+k-NN 4–8 s / 25–30 s / 77 s / 131 s at 100k / 300k / 600k / 1M (1M: graph + Leiden 214 s,
+3.08 GiB, ARI 1.000).  No partition is sublinear on such structureless centres (a coarse
+level with fewer, larger lists mixes too many communities to route by), hence ~ n^1.2 here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..adapters import require
+from ..core.errors import InputError
 
 __all__ = ["KnnEdges", "knn_edges", "merge_near_duplicates", "to_igraph"]
 
@@ -27,45 +68,210 @@ class KnnEdges:
     src: np.ndarray
     dst: np.ndarray
     weight: np.ndarray
-    index: str  # "flat" or "ivf<nlist>,nprobe<p>"
+    index: str  # "flat", "ivf-join<nlist>,nprobe<p>" or "hnsw<M>,efC<c>,self-efS<e>"
 
     def __len__(self) -> int:
         return int(self.src.size)
 
 
-def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int):
-    faiss = require("faiss", "structure")
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 40
+HNSW_EF_SEARCH = 16          # bottom-layer walk from the point itself
+HNSW_EF_SEARCH_TOP = 64      # fallback: descent from the top entry point (older faiss)
+IVF_TRAIN_PER_LIST = 40      # k-means sample: points per list
+IVF_NITER = 6
+IVF_OWN_PROBES = 3           # a point's own nearest lists, joined when its list misses them
+IVF_ORPHAN_RATIO = 0.5       # orphan: similarity to its centroid < ratio x its list's median
+IVF_ORPHAN_EXACT_MAX = 50_000
+METHODS = ("ivf", "hnsw")
+
+
+def _flat(faiss, emb: np.ndarray, kk: int):
+    index = faiss.IndexFlatIP(emb.shape[1])
+    index.add(emb)
+    sims, ids = index.search(emb, kk)
+    return sims, ids, "flat"
+
+
+def _one_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - comes with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def _keep_best(sims, ids, rows, new_sims, new_ids, kk: int) -> None:
+    """``sims/ids[rows]`` := the best ``kk`` of their entries and the new ones (ids unique)."""
+    both_s = np.concatenate([sims[rows], new_sims], axis=1)
+    both_i = np.concatenate([ids[rows], new_ids], axis=1)
+    by_id = np.argsort(both_i, axis=1, kind="stable")
+    sorted_i = np.take_along_axis(both_i, by_id, axis=1)
+    dup = np.zeros(both_i.shape, dtype=bool)               # a second copy of an id
+    np.put_along_axis(dup, by_id[:, 1:], sorted_i[:, 1:] == sorted_i[:, :-1], axis=1)
+    both_s[dup] = -np.inf
+    best = np.argpartition(both_s, both_s.shape[1] - kk, axis=1)[:, -kk:]
+    sims[rows] = np.take_along_axis(both_s, best, axis=1)
+    ids[rows] = np.take_along_axis(both_i, best, axis=1)
+
+
+def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: int = 0):
+    """IVF partition, then an exact self-join of each list with its nearest lists (BLAS)."""
     n, dim = emb.shape
+    nlist = int(max(1, min(65536, 4 * round(np.sqrt(n)), n // 4)))
+    rng = np.random.default_rng(seed)
+    n_train = min(n, IVF_TRAIN_PER_LIST * nlist)
+    train = emb[np.sort(rng.choice(n, size=n_train, replace=False))] if n_train < n else emb
+    km = faiss.Kmeans(dim, nlist, niter=IVF_NITER, seed=int(seed), spherical=True,
+                      min_points_per_centroid=1)
+    km.train(train)
+    centroids = faiss.IndexFlatIP(dim)
+    centroids.add(km.centroids)
+    own_probe = min(IVF_OWN_PROBES, nlist)
+    to_own, assign = centroids.search(emb, own_probe)    # each point's nearest lists
+    probe = min(int(nprobe), nlist)
+    _, near = centroids.search(km.centroids, probe)     # each list's nearest lists
+    own = np.arange(nlist)
+    missing = ~(near == own[:, None]).any(axis=1)        # a list always probes itself
+    near[missing, -1] = own[missing]
+    lists = assign[:, 0]
+    order = np.argsort(lists, kind="stable")
+    bounds = np.searchsorted(lists[order], np.arange(nlist + 1))
+    sims = np.full((n, kk), -np.inf, dtype=np.float32)
+    ids = np.full((n, kk), -1, dtype=np.int64)
+
+    def join(first: int, last: int) -> None:  # lists first..last-1; rows disjoint across calls
+        for j in range(first, last):
+            rows = order[bounds[j]:bounds[j + 1]]
+            if rows.size == 0:
+                continue
+            cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
+            q, c = emb[rows], emb[cand]
+            block = q @ c.T
+            m = min(kk, cand.size)
+            top = np.argpartition(block, cand.size - m, axis=1)[:, cand.size - m:]
+            # the kept similarities again, pair by pair: BLAS sums in an order that can
+            # depend on the thread count, einsum (no BLAS) does not
+            sims[rows, :m] = np.einsum("id,ikd->ik", q, c[top])
+            ids[rows, :m] = cand[top]
+
+    # Many small products: one BLAS thread each, lists spread over a thread pool (a
+    # multi-threaded BLAS on blocks this small mostly waits, badly so on a busy machine).
+    workers = max(1, min(faiss.omp_get_max_threads(), os.cpu_count() or 1))
+    step = max(1, -(-nlist // (8 * workers)))
+    with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda a: join(a, min(nlist, a + step)), range(0, nlist, step)))
+
+    # A point whose own 2nd..own_probe-th nearest lists are not among those its list probes
+    # (a point far from its list's centroid) is also joined with those lists, and keeps the
+    # best kk of both.  One thread: a point can come up in several lists.
+    extra_rows, extra_lists = [], []
+    for r in range(1, own_probe):
+        other = assign[:, r]
+        sel = (other >= 0) & ~(near[lists] == other[:, None]).any(axis=1)
+        extra_rows.append(np.nonzero(sel)[0])
+        extra_lists.append(other[sel])
+    if extra_rows:
+        xr, xl = np.concatenate(extra_rows), np.concatenate(extra_lists)
+        o = np.lexsort((xr, xl))
+        xr, xl = xr[o], xl[o]
+        xb = np.searchsorted(xl, np.arange(nlist + 1))
+        with _one_blas_thread():
+            for j in np.unique(xl).tolist():
+                rows, cand = xr[xb[j]:xb[j + 1]], order[bounds[j]:bounds[j + 1]]
+                if cand.size == 0:
+                    continue
+                q, c = emb[rows], emb[cand]
+                block = q @ c.T
+                m = min(kk, cand.size)
+                top = np.argpartition(block, cand.size - m, axis=1)[:, cand.size - m:]
+                _keep_best(sims, ids, rows, np.einsum("id,ikd->ik", q, c[top]), cand[top], kk)
+
+    # Orphans: points much farther from their list's centroid than the list's median point
+    # (in the planted data, communities that no centroid took, scattered over many lists,
+    # none of which probes the others).  They are joined once more among themselves.
+    to_centroid = to_own[order, 0]                       # grouped by list
+    median = np.zeros(nlist, dtype=np.float32)
+    for j in np.nonzero(bounds[1:] > bounds[:-1])[0]:
+        seg = to_centroid[bounds[j]:bounds[j + 1]]
+        median[j] = np.partition(seg, seg.size // 2)[seg.size // 2]
+    orphans = np.nonzero(to_own[:, 0] < IVF_ORPHAN_RATIO * median[lists])[0]
+    if 1 < orphans.size <= n // 2 and depth < 3:
+        sub = np.ascontiguousarray(emb[orphans])
+        sub_kk = min(kk, orphans.size)
+        if orphans.size <= IVF_ORPHAN_EXACT_MAX:
+            _, sub_ids, _ = _flat(faiss, sub, sub_kk)
+        else:
+            _, sub_ids, _ = _ivf_join(faiss, sub, sub_kk, nprobe, seed + 1, depth + 1)
+        sub_ids = np.where(sub_ids >= 0, orphans[np.maximum(sub_ids, 0)], -1)
+        sub_sims = np.einsum("id,ikd->ik", sub, emb[np.maximum(sub_ids, 0)])
+        sub_sims[sub_ids < 0] = -np.inf
+        _keep_best(sims, ids, orphans, sub_sims, sub_ids, kk)
+    return sims, ids, f"ivf-join{nlist},nprobe{probe}"
+
+
+def _hnsw(faiss, emb: np.ndarray, kk: int, deterministic_build: bool | None = None):
+    """HNSW k-NN of the indexed points themselves (see the module docstring)."""
+    n, dim = emb.shape
+    if deterministic_build is None:
+        deterministic_build = hasattr(faiss, "hnsw_add_vertices_deterministic")
+    index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    if deterministic_build:
+        index.add(emb)
+    else:
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            index.add(emb)
+        finally:
+            faiss.omp_set_num_threads(threads)
+    kind = f"hnsw{HNSW_M},efC{HNSW_EF_CONSTRUCTION}"
+    if not deterministic_build:
+        index.hnsw.efSearch = max(HNSW_EF_SEARCH_TOP, kk)
+        sims, ids = index.search(emb, kk)
+        return sims, ids, f"{kind},efS{index.hnsw.efSearch}"
+    ef = max(HNSW_EF_SEARCH, kk)
+    index.hnsw.efSearch = ef
+    start = np.arange(n, dtype=np.int32).reshape(n, 1)      # each point starts from itself
+    start_sim = np.ones((n, 1), dtype=np.float32)            # its similarity to itself
+    sims = np.empty((n, kk), dtype=np.float32)
+    ids = np.empty((n, kk), dtype=np.int64)
+    index.search_level_0(n, faiss.swig_ptr(emb), kk, faiss.swig_ptr(start),
+                         faiss.swig_ptr(start_sim), faiss.swig_ptr(sims), faiss.swig_ptr(ids),
+                         1, 1)
+    return sims, ids, f"{kind},self-efS{ef}"
+
+
+def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
+            method: str = "ivf"):
+    faiss = require("faiss", "structure")
+    n = emb.shape[0]
     kk = min(k + 1, n)
     if n <= exact_max:
-        index = faiss.IndexFlatIP(dim)
-        index.add(emb)
-        sims, ids = index.search(emb, kk)
-        return sims, ids, "flat"
-    nlist = int(max(16, min(65536, 4 * round(np.sqrt(n)))))
-    quantizer = faiss.IndexFlatIP(dim)
-    index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = int(seed)
-    index.cp.niter = 10
-    rng = np.random.default_rng(seed)
-    n_train = min(n, 64 * nlist)
-    train = emb[np.sort(rng.choice(n, size=n_train, replace=False))] if n_train < n else emb
-    index.train(train)
-    index.add(emb)
-    index.nprobe = int(nprobe)
-    sims, ids = index.search(emb, kk)
-    return sims, ids, f"ivf{nlist},nprobe{nprobe}"
+        return _flat(faiss, emb, kk)
+    if method == "hnsw":
+        return _hnsw(faiss, emb, kk)
+    return _ivf_join(faiss, emb, kk, nprobe, seed)
 
 
 def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max: int = 50_000,
-              nprobe: int = 16, seed: int = 0) -> KnnEdges:
-    """The k-NN graph of the rows of ``emb`` (L2-normalised float32) above ``threshold``."""
+              nprobe: int = 16, seed: int = 0, method: str = "ivf") -> KnnEdges:
+    """The k-NN graph of the rows of ``emb`` (L2-normalised float32) above ``threshold``.
+
+    Exact up to ``exact_max`` rows, else approximate by ``method``: ``"ivf"`` (``nprobe``
+    lists probed per list, k-means seeded by ``seed``) or ``"hnsw"`` (see the module docstring).
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown k-NN method {method!r}",
+                         fix=f"choose one of: {', '.join(METHODS)}")
     emb = np.ascontiguousarray(emb, dtype=np.float32)
     n = emb.shape[0]
     if n < 2:
         e = np.zeros(0, dtype=np.int64)
         return KnnEdges(n, e, e.copy(), np.zeros(0, dtype=np.float64), "none")
-    sims, ids, kind = _search(emb, k, exact_max=exact_max, nprobe=nprobe, seed=seed)
+    sims, ids, kind = _search(emb, k, exact_max=exact_max, nprobe=nprobe, seed=seed,
+                              method=method)
     rows = np.repeat(np.arange(n, dtype=np.int64), ids.shape[1])
     cols = ids.reshape(-1).astype(np.int64)
     w = np.round(sims.reshape(-1).astype(np.float64), 6)
