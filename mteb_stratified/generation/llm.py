@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sqlite3
 import threading
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..core.errors import InputError
-from ..structure.llm import ChatEndpoint, repair_json
+from ..structure.llm import ChatEndpoint, open_cache_db, repair_json
 
 __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
@@ -98,15 +96,10 @@ class CallCache:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, kind TEXT, "
-                         "content TEXT, prompt_tokens INTEGER, completion_tokens INTEGER)")
-        self._db.commit()
+        self._db = open_cache_db(path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, "
+                                       "kind TEXT, content TEXT, prompt_tokens INTEGER, "
+                                       "completion_tokens INTEGER)")
 
     def get(self, key: str) -> tuple | None:
         with self._lock:
@@ -235,15 +228,22 @@ def _first_string(data, *names) -> str | None:
     return None
 
 
-class LLMQueryWriter:
-    """Writes a query aimed at a target cell (``QueryWriter`` protocol)."""
+class _LLMPart:
+    """Shared by the writer, judge and verifier: their calls and recorded settings."""
 
-    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 600, max_tokens: int = 64):
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int, max_tokens: int):
         self.calls, self.doc_chars, self.max_tokens = calls, doc_chars, max_tokens
 
     def params(self) -> dict:
         return {"kind": "llm", "model": self.calls.endpoint.model,
                 "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
+
+
+class LLMQueryWriter(_LLMPart):
+    """Writes a query aimed at a target cell (``QueryWriter`` protocol)."""
+
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 600, max_tokens: int = 64):
+        super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
 
     def write(self, target, seed_docs: Sequence[tuple[str, str]],
               terms: Sequence[str] = ()) -> tuple[str | None, str]:
@@ -276,15 +276,11 @@ def _grade(data) -> int | None:
     return None
 
 
-class LLMJudge:
+class LLMJudge(_LLMPart):
     """Graded relevance (0/1/2) of pooled documents for a query (``RelevanceJudge`` protocol)."""
 
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16):
-        self.calls, self.doc_chars, self.max_tokens = calls, doc_chars, max_tokens
-
-    def params(self) -> dict:
-        return {"kind": "llm", "model": self.calls.endpoint.model,
-                "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
+        super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
 
     def judge(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
         """``{doc_id: 0|1|2 or None}`` (None: no usable grade after a re-ask)."""
@@ -309,18 +305,16 @@ def _flag(data, name: str) -> bool | None:
     return None
 
 
-class LLMVerifier:
+class LLMVerifier(_LLMPart):
     """Is the query well-formed and answerable from its judged documents? (``Verifier``)."""
 
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 500, max_docs: int = 3,
                  max_tokens: int = 32):
-        self.calls, self.doc_chars, self.max_docs = calls, doc_chars, max_docs
-        self.max_tokens = max_tokens
+        super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
+        self.max_docs = max_docs
 
     def params(self) -> dict:
-        return {"kind": "llm", "model": self.calls.endpoint.model,
-                "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars,
-                "max_docs": self.max_docs}
+        return {**super().params(), "max_docs": self.max_docs}
 
     def verify(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
         """``{"well_formed": bool|None, "answerable": bool|None}`` (None: no usable answer)."""

@@ -34,7 +34,7 @@ from ..adapters import require
 from ..core.errors import InputError
 from .extractors import DESCRIPTION_CHARS, Entity
 
-__all__ = ["ChatEndpoint", "LLMExtractor", "PROMPT_VERSION", "parse_entities", "repair_json", "AnswerCache"]
+__all__ = ["ChatEndpoint", "open_cache_db", "LLMExtractor", "PROMPT_VERSION", "parse_entities", "repair_json", "AnswerCache"]
 
 PROMPT_VERSION = "entities-v1"
 SYSTEM_PROMPT = (
@@ -138,22 +138,29 @@ def parse_entities(content: str) -> list[Entity] | None:
 # --------------------------------------------------------------------------------------------
 # cache
 # --------------------------------------------------------------------------------------------
+def open_cache_db(path: str, schema: str) -> sqlite3.Connection:
+    """A crash-safe SQLite connection (WAL, synchronous=FULL) with ``schema`` created."""
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute(schema)
+    db.commit()
+    return db
+
+
 class AnswerCache:
     """SQLite cache of LLM answers keyed by (model, prompt version, document hash)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute(
+        self._db = open_cache_db(
+            path,
             "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, "
             "prompt_version TEXT, doc_hash TEXT, status TEXT, entities TEXT, raw TEXT, "
             "error TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, calls INTEGER)")
-        self._db.commit()
 
     @staticmethod
     def key(model: str, prompt_version: str, doc_hash: str) -> str:
