@@ -31,7 +31,8 @@ from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata
                     strata_coverage, stratified_bootstrap, stratified_estimates, stratify)
 from ..core.strata import LEVELS, check_scheme
 
-__all__ = ["corpus_bins", "reference_bins", "ALIGNMENTS", "cluster_weights", "strata_for_dataset", "stratified_summary",
+__all__ = ["corpus_bins", "reference_bins", "ALIGNMENTS", "cluster_weights",
+           "strata_for_dataset", "stratified_summary",
            "stability_summary", "TIE_KEYS", "align_strata", "flat_strata_scores", "metric_key"]
 
 #: The tie-aware per-query columns a summary reports for every stratum.
@@ -107,12 +108,14 @@ def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_
                 pooled_queries[(ds.split, q)] = ds.queries[q]
     corpus = datasets[0].corpus
     pool = _PoolDataset(corpus, pooled_queries, pooled_qrels)
+    qids = list(pooled_queries)
+    entities = dict(zip(qids, artifact.extract_entities_batch([pooled_queries[q] for q in qids])))
     base = Bins()
     out: dict = {}
     n = None
     for variant in (("exact", "soft") if soft else ("exact",)):
         st = strata_for_dataset(artifact, pool, bins=base, level=level, alignment=variant,
-                                tau=tau, check_corpus=False)
+                                tau=tau, check_corpus=False, query_entities=entities)
         if st.n_queries == 0:
             raise InputError("no reference query has a relevant document in the structure",
                              fix="use a judged split of this corpus as the reference pool")
