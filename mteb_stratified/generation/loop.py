@@ -184,10 +184,6 @@ class _State:
     def cluster_counts(self) -> np.ndarray:
         return np.bincount(np.asarray(self.primary, dtype=np.int64), minlength=self.C)
 
-    def cell_count(self, c, d, j) -> int:
-        return sum(1 for a, b, e in zip(self.primary, self.dbin, self.jbin)
-                   if (a, b, e) == (c, d, j))
-
     def coverage(self) -> dict:
         p = np.asarray(self.primary, dtype=np.int64)
         cl = cluster_coverage(p, self.mass, n_min=self.n_min, labels=self.labels)

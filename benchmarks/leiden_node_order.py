@@ -1,0 +1,46 @@
+"""Does memory locality explain Leiden's superlinear growth?  One planted k-NN graph (as in
+``bench_structure.py``: 384-d, communities of ~50, k = 10, τ = 0.5), then leidenalg (modularity,
+seed 0, 2 iterations) on it with three node numberings: as generated, sorted by planted
+community (the best locality possible), and a random permutation.
+
+    python benchmarks/leiden_node_order.py 100000
+    python benchmarks/leiden_node_order.py 1000000
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_structure import make_entities  # noqa: E402
+
+
+def main() -> int:
+    from mteb_stratified.structure.graph import knn_edges, to_igraph
+    from mteb_stratified.structure.leiden import LeidenClustering
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    emb, truth = make_entities(n, seed=0)
+    t = time.perf_counter()
+    e = knn_edges(emb, k=10, threshold=0.5, seed=0)
+    print(f"n {n}: k-NN {time.perf_counter() - t:.1f} s, {len(e)} edges", flush=True)
+    del emb
+    by_community = np.empty(n, dtype=np.int64)
+    by_community[np.argsort(truth, kind="stable")] = np.arange(n)
+    orders = {"as generated": np.arange(n), "by community": by_community,
+              "random": np.random.default_rng(1).permutation(n)}
+    for name, relabel in orders.items():
+        graph = to_igraph(n, relabel[e.src], relabel[e.dst], e.weight)
+        t = time.perf_counter()
+        model = LeidenClustering(resolution=1.0, seed=0, n_iterations=2).fit(graph)
+        print(f"  Leiden, nodes {name}: {time.perf_counter() - t:.1f} s, "
+              f"{model.n_clusters_} clusters, modularity {model.modularity_:.4f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
