@@ -126,11 +126,15 @@ class ClusterWeights:
                                  f"(e.g. {stray[:3]})",
                                  fix="pass every document id of the corpus the weights came from")
         empty: dict = {}
-        rows = [weights.get(d, empty) for d in doc_ids]
+        # each row by cluster id: sums over a row then run in one order, whatever order the
+        # mapping came in (a freshly built artifact and the same one loaded from disk agree
+        # to the last bit)
+        rows = [sorted((int(c), float(w)) for c, w in weights.get(d, empty).items())
+                for d in doc_ids]
         lens = [len(r) for r in rows]
         indptr = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)])
-        indices = np.fromiter((int(c) for r in rows for c in r), np.int64, indptr[-1])
-        data = np.fromiter((float(w) for r in rows for w in r.values()), np.float64, indptr[-1])
+        indices = np.fromiter((c for r in rows for c, _ in r), np.int64, indptr[-1])
+        data = np.fromiter((w for r in rows for _, w in r), np.float64, indptr[-1])
         if n_clusters is None:
             n_clusters = int(indices.max()) + 1 if len(indices) else 1
         return cls(doc_ids, indptr, indices, data, int(n_clusters))

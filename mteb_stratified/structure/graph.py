@@ -16,8 +16,7 @@ approximate, by ``method``:
   with them, and *orphans* (points whose similarity to their centroid is under half their
   list's median: communities that no centroid took, scattered over lists that do not probe
   one another) are joined once more among themselves.  Cost: k-means ~ 40·nlist²·d ~ n;
-  assignment ~ n·nlist·d and join ~ n·nprobe·(n/nlist)·d, both ~ n^1.5 but BLAS-bound, which
-  makes them cheap at the sizes met here (1M entities: 131 s on 2 busy cores).  The
+  assignment ~ n·nlist·d and join ~ n·nprobe·(n/nlist)·d, both ~ n^1.5 but BLAS-bound.  The
   kept similarities are recomputed pair by pair (``einsum``), so they do not depend on how
   BLAS splits a product between threads; the lists are joined on a thread pool, each list's
   rows written by one task, so the output does not depend on scheduling.
@@ -28,21 +27,32 @@ approximate, by ``method``:
   the thread count (checked: identical with 1 and 2 threads); with an older faiss the build
   runs on one thread and the search descends from the top (``efSearch = 64``).
 
-Why IVF: measured on the planted communities of ``benchmarks/bench_structure.py`` (384-d
-random community centres, 50 entities each; recall of the exact k-NN edges), 2 shared cores.
-HNSW needs no k-means but, with centres that are all orthogonal to one another, nothing
-guides its greedy search towards a community, so its recall falls as communities multiply:
-self-search recall 0.994 / 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k /
-600k (ARI 0.999 / 0.986 / 0.961); the usual top-down search does worse (recall@11 0.84 at
+Measured on the planted communities of ``benchmarks/bench_structure.py`` (384-d random
+community centres, 50 entities each, k = 10, τ = 0.5; recall of the exact k-NN edges), 2 cores.
+The IVF self-join, idle machine: k-NN 3.3 s / 12.6 s / 60 s at 100k / 300k / 1M, recall
+1.000 / 0.9998 / 0.979 (1M: k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW
+needs no k-means but, with centres that are all orthogonal to one another, nothing guides its
+greedy search towards a community, so its recall falls as communities multiply: self-search
+recall 0.994 / 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI
+0.999 / 0.986 / 0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at
 300k with efSearch 16, 0.92 with 32).  IVF with a fixed list size (nlist ∝ n) scanned by
 faiss: 1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89
 (lists of ~20 communities are cut badly); 250 a list, nprobe 16: 28 s / 91 s, recall 0.999 /
-0.997 (its k-means and assignment grow as n²).  The previous faiss ``IndexIVFFlat`` search
-(same nlist, per-query scans of the probed lists: memory-bound): ARI 1.000, but graph + Leiden
-took 302 s and 4.27 GiB at 1M.  The IVF self-join: recall 1.000 / 0.9998 / 0.995 / 0.979 and
-k-NN 4–8 s / 25–30 s / 77 s / 131 s at 100k / 300k / 600k / 1M (1M: graph + Leiden 214 s,
-3.08 GiB, ARI 1.000).  No partition is sublinear on such structureless centres (a coarse
-level with fewer, larger lists mixes too many communities to route by), hence ~ n^1.2 here.
+0.997 (its k-means and assignment grow as n²).  The faiss ``IndexIVFFlat`` search this
+replaced (same nlist, per-query scans of the probed lists: memory-bound): 302 s and 4.27 GiB
+for graph + Leiden at 1M.
+
+Why the k-NN grows faster than n on this data: the community centres are independent random
+directions, so nothing but a comparison with representatives tells a point which community it
+is in.  A k-means centroid that averages m communities still draws their points (similarity
+~ 0.82/sqrt(m), against ~ ±0.05 for unrelated centroids) only while m stays small, so the
+lists cannot be routed to through a coarser level (a two-level quantizer, HNSW over the
+centroids): its means of hundreds of communities sink into that noise.  With one level, the
+cost per point is nlist (assignment) + nprobe·n/nlist (join), least at
+nlist = sqrt(nprobe·n) = 4 sqrt(n): ~ 8 sqrt(n)·d flops, n^1.2–1.3 at these sizes.  No hashing
+scheme does much better here: same-community pairs are at distance 0.81 and others at 1.41
+(c = 1.74), and on such random instances data-dependent hashing needs n^ρ a query with
+ρ = 1/(2c² − 1) = 0.20 (Andoni & Razenshteyn 2015, tight by their 2016 lower bound).
 """
 
 from __future__ import annotations
@@ -101,18 +111,38 @@ def _one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
-def _keep_best(sims, ids, rows, new_sims, new_ids, kk: int) -> None:
-    """``sims/ids[rows]`` := the best ``kk`` of their entries and the new ones (ids unique)."""
+def _keep_best(sims, ids, rows, new_sims, new_ids, kk: int, distinct: bool = False) -> None:
+    """``sims/ids[rows]`` := the best ``kk`` of their entries and the new ones (ids unique).
+
+    ``distinct``: the new ids are known to be absent from ``ids[rows]`` (no duplicate check).
+    """
     both_s = np.concatenate([sims[rows], new_sims], axis=1)
     both_i = np.concatenate([ids[rows], new_ids], axis=1)
-    by_id = np.argsort(both_i, axis=1, kind="stable")
-    sorted_i = np.take_along_axis(both_i, by_id, axis=1)
-    dup = np.zeros(both_i.shape, dtype=bool)               # a second copy of an id
-    np.put_along_axis(dup, by_id[:, 1:], sorted_i[:, 1:] == sorted_i[:, :-1], axis=1)
-    both_s[dup] = -np.inf
+    if not distinct:
+        by_id = np.argsort(both_i, axis=1, kind="stable")
+        sorted_i = np.take_along_axis(both_i, by_id, axis=1)
+        dup = np.zeros(both_i.shape, dtype=bool)           # a second copy of an id
+        np.put_along_axis(dup, by_id[:, 1:], sorted_i[:, 1:] == sorted_i[:, :-1], axis=1)
+        both_s[dup] = -np.inf
     best = np.argpartition(both_s, both_s.shape[1] - kk, axis=1)[:, -kk:]
     sims[rows] = np.take_along_axis(both_s, best, axis=1)
     ids[rows] = np.take_along_axis(both_i, best, axis=1)
+
+
+def _best_among(emb: np.ndarray, rows: np.ndarray, cand: np.ndarray, kk: int):
+    """Exact best ``kk`` of each row among ``cand`` (one BLAS product): (sims, ids), padded
+    with (-inf, -1) where there are fewer than ``kk`` candidates."""
+    q, c = emb[rows], emb[cand]
+    block = q @ c.T
+    m = min(kk, cand.size)
+    top = np.argpartition(block, cand.size - m, axis=1)[:, cand.size - m:]
+    sims = np.full((rows.size, kk), -np.inf, dtype=np.float32)
+    ids = np.full((rows.size, kk), -1, dtype=np.int64)
+    # the kept similarities again, pair by pair: BLAS sums in an order that can depend on
+    # the thread count, einsum (no BLAS) does not
+    sims[:, :m] = np.einsum("id,ikd->ik", q, c[top])
+    ids[:, :m] = cand[top]
+    return sims, ids
 
 
 def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: int = 0):
@@ -146,14 +176,7 @@ def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: in
             if rows.size == 0:
                 continue
             cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
-            q, c = emb[rows], emb[cand]
-            block = q @ c.T
-            m = min(kk, cand.size)
-            top = np.argpartition(block, cand.size - m, axis=1)[:, cand.size - m:]
-            # the kept similarities again, pair by pair: BLAS sums in an order that can
-            # depend on the thread count, einsum (no BLAS) does not
-            sims[rows, :m] = np.einsum("id,ikd->ik", q, c[top])
-            ids[rows, :m] = cand[top]
+            sims[rows], ids[rows] = _best_among(emb, rows, cand, kk)
 
     # Many small products: one BLAS thread each, lists spread over a thread pool (a
     # multi-threaded BLAS on blocks this small mostly waits, badly so on a busy machine).
@@ -164,28 +187,28 @@ def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: in
 
     # A point whose own 2nd..own_probe-th nearest lists are not among those its list probes
     # (a point far from its list's centroid) is also joined with those lists, and keeps the
-    # best kk of both.  One thread: a point can come up in several lists.
-    extra_rows, extra_lists = [], []
+    # best kk of both.  One rank r at a time, so that a point comes up in one list only: the
+    # lists are joined on the pool, then merged in one step, rows in order (memory locality).
+    # The new candidates come from a list that the point's own list did not probe, so they
+    # cannot repeat one it has.
     for r in range(1, own_probe):
         other = assign[:, r]
-        sel = (other >= 0) & ~(near[lists] == other[:, None]).any(axis=1)
-        extra_rows.append(np.nonzero(sel)[0])
-        extra_lists.append(other[sel])
-    if extra_rows:
-        xr, xl = np.concatenate(extra_rows), np.concatenate(extra_lists)
-        o = np.lexsort((xr, xl))
+        xr = np.nonzero((other >= 0) & ~(near[lists] == other[:, None]).any(axis=1))[0]
+        xl = other[xr]
+        o = np.argsort(xl, kind="stable")
         xr, xl = xr[o], xl[o]
         xb = np.searchsorted(xl, np.arange(nlist + 1))
-        with _one_blas_thread():
-            for j in np.unique(xl).tolist():
-                rows, cand = xr[xb[j]:xb[j + 1]], order[bounds[j]:bounds[j + 1]]
-                if cand.size == 0:
-                    continue
-                q, c = emb[rows], emb[cand]
-                block = q @ c.T
-                m = min(kk, cand.size)
-                top = np.argpartition(block, cand.size - m, axis=1)[:, cand.size - m:]
-                _keep_best(sims, ids, rows, np.einsum("id,ikd->ik", q, c[top]), cand[top], kk)
+        todo = [j for j in np.unique(xl).tolist() if bounds[j + 1] > bounds[j]]
+        if not todo:
+            continue
+        with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+            found = list(pool.map(lambda j: _best_among(emb, xr[xb[j]:xb[j + 1]],
+                                                        order[bounds[j]:bounds[j + 1]], kk),
+                                  todo))
+        rows = np.concatenate([xr[xb[j]:xb[j + 1]] for j in todo])
+        o = np.argsort(rows)
+        _keep_best(sims, ids, rows[o], np.concatenate([f[0] for f in found])[o],
+                   np.concatenate([f[1] for f in found])[o], kk, distinct=True)
 
     # Orphans: points much farther from their list's centroid than the list's median point
     # (in the planted data, communities that no centroid took, scattered over many lists,
@@ -317,6 +340,8 @@ def merge_near_duplicates(edges: KnnEdges, threshold: float, rank: np.ndarray) -
 def to_igraph(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray):
     """An undirected weighted igraph Graph (edge attribute ``weight``)."""
     ig = require("igraph", "structure")
-    g = ig.Graph(n=int(n), edges=np.column_stack([src, dst]).tolist(), directed=False)
+    g = ig.Graph(n=int(n), directed=False)
+    g.add_edges(np.column_stack([np.asarray(src, dtype=np.int64),
+                                 np.asarray(dst, dtype=np.int64)]))   # numpy: no tuple list
     g.es["weight"] = np.asarray(weight, dtype=np.float64).tolist()
     return g

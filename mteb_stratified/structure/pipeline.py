@@ -58,6 +58,8 @@ class StructureConfig:
     resolution: float = 1.0
     seed: int = 0
     n_iterations: int = -1
+    leiden_split_above: int | None = 50_000  # larger graphs: Leiden by batches of components
+    leiden_batch_size: int = 10_000          # vertices per batch of whole components
     min_cluster_size: int = 3
     exact_max: int = 50_000                  # exact faiss search up to this many entities
     nprobe: int = 16
@@ -73,6 +75,9 @@ class StructureConfig:
             (0.0 < self.max_doc_share <= 1.0, "max_doc_share must be in (0, 1]", "e.g. 0.1"),
             (self.resolution > 0, "resolution must be > 0", "e.g. 1.0"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
+            (self.leiden_split_above is None or self.leiden_split_above >= 0,
+             "leiden_split_above must be >= 0 or None", "e.g. 50000, or None to never split"),
+            (self.leiden_batch_size >= 1, "leiden_batch_size must be >= 1", "e.g. 10000"),
             (self.objective in ("modularity", "cpm"), f"unknown objective {self.objective!r}",
              "choose modularity or cpm"),
         ]
@@ -356,12 +361,14 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
 
     # 7. Leiden
     leiden = LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=cfg.seed,
-                              n_iterations=cfg.n_iterations)
+                              n_iterations=cfg.n_iterations, split_above=cfg.leiden_split_above,
+                              batch_size=cfg.leiden_batch_size)
     if n_nodes:
         leiden.fit(graph)
     else:  # nothing to cluster
         leiden.labels_, leiden.sizes_ = np.zeros(0, np.int64), np.zeros(0, np.int64)
         leiden.n_clusters_, leiden.modularity_, leiden.quality_ = 0, 0.0, 0.0
+        leiden.n_batches_ = 0
     labels = leiden.labels_.copy()
     big = np.flatnonzero(leiden.sizes_ >= cfg.min_cluster_size)  # ids are by size descending
     remap = np.full(leiden.n_clusters_, -1, dtype=np.int64)
@@ -432,6 +439,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
             "edges": int(total_edges),
             "knn_index": edges.index,
             "leiden_clusters": int(leiden.n_clusters_),
+            "leiden_batches": int(leiden.n_batches_),
             "clusters": n_clusters,
             "clustered_entities": int(clustered.sum()),
             "modularity": leiden.modularity_,

@@ -240,3 +240,21 @@ def test_bad_input():
 def test_all_queries_excluded_gives_empty_strata():
     s = stratify({"q": {"d1": 0}}, WEIGHTS)
     assert s.n_queries == 0 and len(s.excluded) == 1
+
+
+def test_dispersion_does_not_depend_on_the_order_of_a_documents_clusters():
+    # the same weights, each document's {cluster: weight} in another key order (a freshly built
+    # artifact and the same one loaded from disk list them differently): Δ to the last bit
+    rng = np.random.default_rng(5)
+    weights, shuffled = {}, {}
+    for d in range(300):
+        clusters = rng.choice(40, size=int(rng.integers(2, 9)), replace=False).tolist()
+        w = rng.random(len(clusters))
+        weights[f"d{d}"] = dict(zip(clusters, (w / w.sum()).tolist()))
+        order = rng.permutation(len(clusters)).tolist()
+        shuffled[f"d{d}"] = {clusters[i]: weights[f"d{d}"][clusters[i]] for i in order}
+    qrels = {f"q{q}": {f"d{d}": 1 for d in rng.choice(300, size=30, replace=False).tolist()}
+             for q in range(50)}
+    a = stratify(qrels, ClusterWeights.from_dict(weights, 40)).dispersion
+    b = stratify(qrels, ClusterWeights.from_dict(shuffled, 40)).dispersion
+    assert a.tobytes() == b.tobytes()

@@ -112,6 +112,13 @@ def test_keep_best_merges_candidates_without_duplicates():
     got = [sorted(zip(i.tolist(), s.tolist())) for i, s in zip(ids, sims)]
     assert got == [[(0, 1.0), (3, 0.5), (5, pytest.approx(0.45))],
                    [(1, 1.0), (4, pytest.approx(0.2)), (6, pytest.approx(0.3))]]
+    # distinct=True (new ids known to be new) skips the duplicate check, same best kk
+    sims = np.array([[0.9, 0.5, -np.inf]], dtype=np.float32)
+    ids = np.array([[2, 3, -1]])
+    _keep_best(sims, ids, np.array([0]), np.array([[0.7, 0.1, -np.inf]], dtype=np.float32),
+               np.array([[8, 9, -1]]), 3, distinct=True)
+    assert sorted(zip(ids[0].tolist(), sims[0].tolist())) == [
+        (2, pytest.approx(0.9)), (3, 0.5), (8, pytest.approx(0.7))]
 
 
 def test_knn_rejects_unknown_method():
@@ -170,3 +177,78 @@ def test_leiden_rejects_bad_parameters(kw, match):
 def test_bench_ari():
     assert bench.adjusted_rand_index([0, 0, 1, 1], [5, 5, 3, 3]) == pytest.approx(1.0)
     assert bench.adjusted_rand_index([0, 0, 1, 1], [0, 1, 0, 1]) < 0.1
+
+
+def _planted_graph(sizes, seed=0, p_in=0.6, bridges=0):
+    """Dense random communities of the given sizes, joined by ``bridges`` random edges.
+
+    Returns the graph (vertices shuffled) and each vertex's planted community."""
+    rng = np.random.default_rng(seed)
+    edges, start = [], 0
+    for size in sizes:
+        for i in range(size):
+            for j in range(i + 1, size):
+                if rng.random() < p_in:
+                    edges.append((start + i, start + j))
+        start += size
+    for _ in range(bridges):
+        a, b = rng.integers(0, start, 2)
+        if a != b:
+            edges.append((int(min(a, b)), int(max(a, b))))
+    perm = rng.permutation(start)                    # components not contiguous in vertex ids
+    g = igraph.Graph(n=start, edges=[(int(perm[a]), int(perm[b])) for a, b in edges])
+    g.simplify()
+    g.es["weight"] = rng.uniform(0.5, 1.0, g.ecount()).tolist()
+    planted = np.empty(start, dtype=np.int64)
+    planted[perm] = np.repeat(np.arange(len(sizes)), sizes)
+    return g, planted
+
+
+@pytest.mark.parametrize("objective,resolution", [("modularity", 1.0), ("modularity", 0.3),
+                                                  ("cpm", 0.2)])
+def test_leiden_split_into_component_batches_optimises_the_whole_graph_objective(objective,
+                                                                                  resolution):
+    import leidenalg as la
+    g, _ = _planted_graph([12, 7, 30, 9, 15, 4, 22, 1, 1, 18], bridges=3)
+    g.add_vertices(2)                                # isolated vertices as well
+    g.es["weight"] = [w if w is not None else 1.0 for w in g.es["weight"]]
+    whole = LeidenClustering(objective=objective, resolution=resolution, seed=3,
+                             split_above=None).fit(g)
+    split = LeidenClustering(objective=objective, resolution=resolution, seed=3,
+                             split_above=0, batch_size=25).fit(g)
+    assert whole.n_batches_ == 1 and split.n_batches_ > 2
+    kind = la.RBConfigurationVertexPartition if objective == "modularity" else \
+        la.CPMVertexPartition
+    for model in (whole, split):
+        # quality_ is the whole-graph objective of labels_, recomputed here by leidenalg
+        part = kind(g, initial_membership=model.labels_.tolist(), weights="weight",
+                    resolution_parameter=resolution)
+        assert model.quality_ == pytest.approx(part.quality(), rel=1e-9)
+        assert model.modularity_ == pytest.approx(
+            g.modularity(model.labels_.tolist(), weights="weight"))
+    # no community spans two components, and the optimum is reached either way here
+    comp = np.asarray(g.connected_components().membership)
+    for c in range(split.n_clusters_):
+        assert np.unique(comp[split.labels_ == c]).size == 1
+    assert split.quality_ == pytest.approx(whole.quality_, rel=1e-6)
+    again = LeidenClustering(objective=objective, resolution=resolution, seed=3,
+                             split_above=0, batch_size=25).fit(g)
+    assert again.labels_.tolist() == split.labels_.tolist()
+
+
+def test_leiden_split_recovers_planted_components_and_respects_split_above():
+    sizes = [int(s) for s in np.random.default_rng(1).integers(5, 40, 60)]
+    g, planted = _planted_graph(sizes, seed=1, p_in=0.8)
+    split = LeidenClustering(seed=0, split_above=100, batch_size=200).fit(g)
+    assert split.n_batches_ >= sum(sizes) // 200
+    assert bench.adjusted_rand_index(planted, split.labels_) == pytest.approx(1.0)
+    whole = LeidenClustering(seed=0, split_above=g.vcount()).fit(g)
+    assert whole.n_batches_ == 1
+    assert bench.adjusted_rand_index(planted, whole.labels_) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kw,match", [({"split_above": -1}, "split_above"),
+                                      ({"batch_size": 0}, "batch_size")])
+def test_leiden_rejects_bad_split_parameters(kw, match):
+    with pytest.raises(InputError, match=match):
+        LeidenClustering(**kw).fit(_two_cliques())
