@@ -1,14 +1,19 @@
 """Speed, memory and recovery of the entity graph + Leiden on synthetic entity sets.
 
 Synthetic entities: ``n`` unit vectors in 384 dimensions (MiniLM's size) with planted
-communities of ~50 entities each: ``x = normalise(center_c + sigma * g / sqrt(d))`` with unit
-random centres, so two members of one community have cosine ~ 1 / (1 + sigma²) (0.67 at
-sigma = 0.7) and members of different ones ~ 0.  The graph is built exactly as in the structure
-pipeline (:func:`knn_edges`: faiss exact up to 50k entities, the IVF self-join above, or HNSW
-with ``--method hnsw``; k = 10, τ = 0.5), then :class:`LeidenClustering` (modularity,
-resolution 1, seed 0, 2 iterations) runs on the igraph graph: above 50k vertices by batches of
-whole connected components of at most 10k vertices (``--leiden-batch``; ``--no-split`` runs
-one Leiden over the whole graph, as before).
+communities of ~50 entities each: ``x = normalise(center_c + sigma * g / sqrt(d))``, so two
+members of one community have cosine ~ 1 / (1 + sigma²) (0.67 at sigma = 0.7).  Two kinds of
+centres: *flat* (default), independent unit random vectors, so members of different communities
+are at cosine ~ 0 and nothing coarser than a community exists (the worst case for any index);
+*topics* (``--topics C``), each centre drawn around one of ``n_comm / C`` random topic
+directions (``normalise(topic + beta * g / sqrt(d))``, beta = 1), so sibling communities sit at
+cosine ~ 0.5 and their members at ~ 0.33 (below τ): the same k-NN graph, on data with a coarse
+structure.  The graph is built exactly as in the structure pipeline
+(:func:`knn_edges`: faiss exact up to 50k entities, above ``--method ivf``: the two-level IVF
+self-join when its sample recall check passes, else the one-level one; k = 10, τ = 0.5), then
+:class:`LeidenClustering` (modularity, resolution 1, seed 0, 2 iterations) runs on the igraph
+graph: above 50k vertices by batches of whole connected components of at most 10k vertices
+(``--leiden-batch``; ``--no-split`` runs one Leiden over the whole graph, as before).
 
 Each size runs in its own subprocess so that its peak RSS (``ru_maxrss``) is its own.  The
 growth exponent is the slope of log(time) against log(n) between consecutive sizes (1 =
@@ -17,7 +22,7 @@ Recovery of the planted communities: adjusted Rand index (ARI).  k-NN *edge reca
 exact k-NN edges (similarity >= τ) of 1,000 sampled entities, the share present in the graph
 (computed after the timed part, with numpy, against all entities).
 
-Run: ``python benchmarks/bench_structure.py [--sizes 10000 100000 300000 1000000]``.
+Run: ``python benchmarks/bench_structure.py [--topics 50] [--sizes 10000 100000 300000 1000000]``.
 
 ``--compare-extractors N`` instead compares the offline extractors (spaCy noun chunks vs KeyBERT)
 on the relevant documents of NFCorpus test queries (N documents at most): entities per
@@ -42,10 +47,26 @@ DIM = 384
 COMMUNITY = 50
 
 
-def make_entities(n: int, sigma: float = 0.7, seed: int = 0):
+def make_entities(n: int, sigma: float = 0.7, seed: int = 0, topics: int | None = None,
+                  beta: float = 1.0):
+    """``n`` entities in communities of ~50 (``truth``: each one's community).
+
+    ``topics``: communities per topic, or None (flat).  Flat: community centres are independent
+    random directions.  Topics: ``n_comm / topics`` random topic directions, and each community
+    centre is ``normalise(topic + beta * g / sqrt(d))`` around a random topic, so sibling
+    communities sit at cosine ~ 1 / (1 + beta²) (0.5 at beta = 1) and their members at ~0.33,
+    below τ = 0.5: the same k-NN graph, on data with a coarse structure as real embeddings have.
+    """
     rng = np.random.default_rng(seed)
     n_comm = max(2, n // COMMUNITY)
-    centers = rng.standard_normal((n_comm, DIM)).astype(np.float32)
+    if topics is None:
+        centers = rng.standard_normal((n_comm, DIM)).astype(np.float32)
+    else:
+        n_topic = max(1, n_comm // topics)
+        tops = rng.standard_normal((n_topic, DIM)).astype(np.float32)
+        tops /= np.linalg.norm(tops, axis=1, keepdims=True)
+        centers = tops[rng.integers(0, n_topic, n_comm)] + (beta / np.sqrt(DIM)) * \
+            rng.standard_normal((n_comm, DIM)).astype(np.float32)
     centers /= np.linalg.norm(centers, axis=1, keepdims=True)
     truth = rng.integers(0, n_comm, size=n)
     emb = np.empty((n, DIM), dtype=np.float32)
@@ -105,7 +126,8 @@ def edge_recall(emb, edges, k: int, threshold: float, n_sample: int = 1000, seed
 
 
 def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
-            method: str = "ivf", split: bool = True, batch: int = 10_000) -> dict:
+            method: str = "ivf", split: bool = True, batch: int = 10_000,
+            topics: int | None = None) -> dict:
     import faiss  # noqa: F401  imported before the clock starts: timings leave out imports
     import igraph  # noqa: F401
     import leidenalg  # noqa: F401
@@ -113,7 +135,7 @@ def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
     from mteb_stratified.structure.graph import knn_edges, to_igraph
     from mteb_stratified.structure.leiden import LeidenClustering
     t = time.perf_counter()
-    emb, truth = make_entities(n, sigma=sigma, seed=seed)
+    emb, truth = make_entities(n, sigma=sigma, seed=seed, topics=topics)
     t_gen = time.perf_counter() - t
     t, cpu = time.perf_counter(), time.process_time()
     edges = knn_edges(emb, k=k, threshold=threshold, seed=seed, method=method)
@@ -142,12 +164,13 @@ def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
 
 
 def bench(sizes, k, threshold, seed, timeout, sigma=0.7, method="ivf", split=True,
-          batch=10_000):
+          batch=10_000, topics=None):
     rows = []
     for n in sizes:
         cmd = [sys.executable, __file__, "--one", str(n), "--k", str(k), "--threshold",
                str(threshold), "--seed", str(seed), "--sigma", str(sigma), "--method", method,
-               "--leiden-batch", str(batch)] + ([] if split else ["--no-split"])
+               "--leiden-batch", str(batch)] + ([] if split else ["--no-split"]) + \
+            ([] if topics is None else ["--topics", str(topics)])
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -229,8 +252,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sigma", type=float, default=0.7,
                    help="noise around community centres (within-community cosine ~ 1/(1+s²))")
-    p.add_argument("--method", choices=["ivf", "hnsw"], default="ivf",
-                   help="approximate k-NN above 50k entities")
+    p.add_argument("--method", choices=["ivf", "ivf-tree", "ivf-flat", "hnsw"], default="ivf",
+                   help="approximate k-NN above 50k entities (ivf: two-level when its sample "
+                        "recall check passes, else one-level)")
+    p.add_argument("--topics", type=int, default=None, metavar="C",
+                   help="communities per topic (coarse structure); default: flat, independent "
+                        "community centres")
     p.add_argument("--no-split", action="store_true",
                    help="one Leiden run over the whole graph at every size")
     p.add_argument("--leiden-batch", type=int, default=10_000,
@@ -241,14 +268,17 @@ def main() -> None:
     args = p.parse_args()
     if args.one is not None:
         print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma,
-                                 args.method, not args.no_split, args.leiden_batch)))
+                                 args.method, not args.no_split, args.leiden_batch,
+                                 args.topics)))
         return
     if args.compare_extractors is not None:
         compare_extractors(args.compare_extractors, args.seed)
         return
     print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f}")
+    print(f"data: {'flat' if args.topics is None else f'{args.topics} communities a topic'}"
+          f", method {args.method}")
     bench(args.sizes, args.k, args.threshold, args.seed, args.timeout, args.sigma, args.method,
-          not args.no_split, args.leiden_batch)
+          not args.no_split, args.leiden_batch, args.topics)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,23 @@ graph, and the Leiden run on it, do not depend on the last bits of a float sum.
 The search is exact (``IndexFlatIP``, ~ n² d) up to ``exact_max`` entities.  Above, it is
 approximate, by ``method``:
 
-* ``"ivf"`` (default), an IVF self-join: spherical k-means (``seed``; 40 sampled points a
+* ``"ivf"`` (default): the two-level IVF self-join below when its sample recall check passes
+  (≥ 0.99), else the one-level one.  ``"ivf-tree"`` and ``"ivf-flat"`` force either.
+* ``"ivf-tree"``, a two-level IVF self-join with lists of a fixed size (256 points):
+  spherical k-means into ``T = sqrt(n/256)`` top lists (320 sampled points a list), then, in
+  each top list, k-means into ``size/256`` fine lists (40 sampled points a list; 6 iterations;
+  all seeded by ``seed``).  A point goes to its nearest fine centroid among those of its 4
+  nearest top lists, and each fine list is joined exactly with its ``nprobe`` nearest fine
+  lists as below.  Cost per point: ~ T + 4·n/(256·T) ~ sqrt(n) centroid products for the
+  assignment (a few hundred at 1M) and a constant ``nprobe``·256 for the join, so it grows
+  close to linearly, *when* a coarse list can route a point, i.e. when the embeddings have
+  coarse structure (topics above communities).  The check: the exact k-NN edges (≥ τ) of 500
+  sampled points, and the share of them that the lists find from the sampled side
+  (``check`` in the index name; the graph also keeps an edge found from its other end, so its
+  recall is a little higher).  On NFCorpus's 12,508 MiniLM entity embeddings (forced onto the
+  approximate paths) the check gives 0.88 (true edge recall 0.92), and the one-level join,
+  recall 0.94 at τ = 0.6, is used.
+* ``"ivf-flat"``, the one-level IVF self-join: spherical k-means (``seed``; 40 sampled points a
   list, 6 iterations) cuts the entities into ``nlist = 4 sqrt(n)`` lists; each list is then
   joined *exactly* with the ``nprobe`` lists whose centroids are nearest its own, as one BLAS
   product per list (list members x candidates), keeping each member's ``k + 1`` best.  Two
@@ -27,28 +43,30 @@ approximate, by ``method``:
   the thread count (checked: identical with 1 and 2 threads); with an older faiss the build
   runs on one thread and the search descends from the top (``efSearch = 64``).
 
-Measured on the planted communities of ``benchmarks/bench_structure.py`` (384-d random
-community centres, 50 entities each, k = 10, τ = 0.5; recall of the exact k-NN edges), 2 cores.
-The IVF self-join, idle machine: k-NN 3.3 s / 12.6 s / 60 s at 100k / 300k / 1M, recall
-1.000 / 0.9998 / 0.979 (1M: k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW
-needs no k-means but, with centres that are all orthogonal to one another, nothing guides its
-greedy search towards a community, so its recall falls as communities multiply: self-search
-recall 0.994 / 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI
-0.999 / 0.986 / 0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at
-300k with efSearch 16, 0.92 with 32).  IVF with a fixed list size (nlist ∝ n) scanned by
-faiss: 1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89
-(lists of ~20 communities are cut badly); 250 a list, nprobe 16: 28 s / 91 s, recall 0.999 /
-0.997 (its k-means and assignment grow as n²).  The faiss ``IndexIVFFlat`` search this
-replaced (same nlist, per-query scans of the probed lists: memory-bound): 302 s and 4.27 GiB
-for graph + Leiden at 1M.
+Measured with ``benchmarks/bench_structure.py`` (384-d, communities of 50 entities, k = 10,
+τ = 0.5; recall of the exact k-NN edges; 2 cores, idle machine), on two kinds of data.
+*Topics* (community centres around topic directions, 50 communities a topic): ``"ivf"`` takes
+the two-level lists (check 1.000 / 1.000 / 0.998): k-NN 3.2 s / 9.5 s / 31 s at 100k / 300k /
+1M, growth n^0.98–0.99, recall 1.000 / 0.9999 / 0.998.  *Flat* (independent random community
+centres): the check fails (0.82 / 0.73 / 0.54) and the one-level join runs: k-NN 4.2 s /
+16.4 s / 72 s (about 9 s of it the failed attempt at 1M), recall 1.000 / 0.9998 / 0.979 (1M:
+k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW on flat data needs no k-means
+but, with centres that are all orthogonal to one another, nothing guides its greedy search
+towards a community, so its recall falls as communities multiply: self-search recall 0.994 /
+0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI 0.999 / 0.986 /
+0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at 300k with
+efSearch 16, 0.92 with 32).  One-level IVF with a fixed list size (nlist ∝ n) scanned by
+faiss: 1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89;
+250 a list, nprobe 16: 28 s / 91 s, recall 0.999 / 0.997 (its k-means and assignment grow as
+n²).  The faiss ``IndexIVFFlat`` search the self-joins replaced (per-query scans of the probed
+lists: memory-bound): 302 s and 4.27 GiB for graph + Leiden at 1M.
 
-Why the k-NN grows faster than n on this data: the community centres are independent random
+Why flat data costs more than linear time: the community centres are independent random
 directions, so nothing but a comparison with representatives tells a point which community it
 is in.  A k-means centroid that averages m communities still draws their points (similarity
-~ 0.82/sqrt(m), against ~ ±0.05 for unrelated centroids) only while m stays small, so the
-lists cannot be routed to through a coarser level (a two-level quantizer, HNSW over the
-centroids): its means of hundreds of communities sink into that noise.  With one level, the
-cost per point is nlist (assignment) + nprobe·n/nlist (join), least at
+~ 0.82/sqrt(m), against ~ ±0.05 for unrelated centroids) only while m stays small, so a
+coarse level, whose means hold hundreds of communities, cannot route (the failed check).
+With one level, the cost per point is nlist (assignment) + nprobe·n/nlist (join), least at
 nlist = sqrt(nprobe·n) = 4 sqrt(n): ~ 8 sqrt(n)·d flops, n^1.2–1.3 at these sizes.  No hashing
 scheme does much better here: same-community pairs are at distance 0.81 and others at 1.41
 (c = 1.74), and on such random instances data-dependent hashing needs n^ρ a query with
@@ -93,7 +111,12 @@ IVF_NITER = 6
 IVF_OWN_PROBES = 3           # a point's own nearest lists, joined when its list misses them
 IVF_ORPHAN_RATIO = 0.5       # orphan: similarity to its centroid < ratio x its list's median
 IVF_ORPHAN_EXACT_MAX = 50_000
-METHODS = ("ivf", "hnsw")
+TREE_LIST_SIZE = 256         # two-level IVF: points a (fine) list
+TREE_TOP_TRAIN_PER_LIST = 320
+TREE_BEAM = 4                # top lists searched for a point's fine list
+TREE_CHECK_SAMPLE = 500      # points whose exact k-NN checks the two-level lists
+TREE_MIN_RECALL = 0.99       # below: the one-level IVF self-join instead
+METHODS = ("ivf", "ivf-tree", "ivf-flat", "hnsw")
 
 
 def _flat(faiss, emb: np.ndarray, kk: int):
@@ -145,6 +168,142 @@ def _best_among(emb: np.ndarray, rows: np.ndarray, cand: np.ndarray, kk: int):
     return sims, ids
 
 
+def _workers(faiss) -> int:
+    return max(1, min(faiss.omp_get_max_threads(), os.cpu_count() or 1))
+
+
+def _group(labels: np.ndarray, n_groups: int):
+    """Indices grouped by label (ascending within a group) and the group bounds."""
+    order = np.argsort(labels, kind="stable")
+    return order, np.searchsorted(labels[order], np.arange(n_groups + 1))
+
+
+def _nearest_lists(faiss, centroids: np.ndarray, nprobe: int) -> np.ndarray:
+    """Each list's ``nprobe`` nearest lists by centroid (itself always among them)."""
+    index = faiss.IndexFlatIP(centroids.shape[1])
+    index.add(centroids)
+    nlist = centroids.shape[0]
+    _, near = index.search(centroids, min(int(nprobe), nlist))
+    own = np.arange(nlist)
+    missing = ~(near == own[:, None]).any(axis=1)
+    near[missing, -1] = own[missing]
+    return near
+
+
+def _join_lists(emb, order, bounds, near, kk: int, workers: int):
+    """Each list's members against the members of its ``near`` lists, exactly (BLAS)."""
+    n, nlist = emb.shape[0], near.shape[0]
+    sims = np.full((n, kk), -np.inf, dtype=np.float32)
+    ids = np.full((n, kk), -1, dtype=np.int64)
+
+    def join(first: int, last: int) -> None:  # lists first..last-1; rows disjoint across calls
+        for j in range(first, last):
+            rows = order[bounds[j]:bounds[j + 1]]
+            if rows.size == 0:
+                continue
+            cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
+            sims[rows], ids[rows] = _best_among(emb, rows, cand, kk)
+
+    # Many small products: one BLAS thread each, lists spread over a thread pool (a
+    # multi-threaded BLAS on blocks this small mostly waits, badly so on a busy machine).
+    step = max(1, -(-nlist // (8 * workers)))
+    with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda a: join(a, min(nlist, a + step)), range(0, nlist, step)))
+    return sims, ids
+
+
+def _kmeans(faiss, x: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Spherical k-means centroids (unit rows); ``k == 1``: the normalised mean."""
+    if k <= 1:
+        c = x.astype(np.float64).sum(axis=0, keepdims=True)
+        return (c / max(np.linalg.norm(c), 1e-12)).astype(np.float32)
+    km = faiss.Kmeans(x.shape[1], int(k), niter=IVF_NITER, seed=int(seed), spherical=True,
+                      min_points_per_centroid=1)
+    km.train(np.ascontiguousarray(x))
+    return km.centroids
+
+
+def _sample(rng, members: np.ndarray, size: int) -> np.ndarray:
+    return members if members.size <= size else np.sort(rng.choice(members, size, replace=False))
+
+
+def _tree_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, threshold: float,
+               check: bool = True):
+    """Two-level IVF self-join (see the module docstring); None when its recall check fails.
+
+    Returns ``(sims, ids, kind, recall)``; ``recall`` is the sample estimate."""
+    n, dim = emb.shape
+    rng = np.random.default_rng([seed, 7])
+    nlist_target = max(1, n // TREE_LIST_SIZE)
+    n_top = max(1, int(round(np.sqrt(nlist_target))))
+    top = _kmeans(faiss, emb[_sample(rng, np.arange(n), TREE_TOP_TRAIN_PER_LIST * n_top)],
+                  n_top, seed)
+    top_index = faiss.IndexFlatIP(dim)
+    top_index.add(top)
+    beam = min(TREE_BEAM, n_top)
+    _, top_of = top_index.search(emb, beam)              # each point's nearest top lists
+    t_order, t_bounds = _group(top_of[:, 0], n_top)
+    fine, fine_top = [], []
+    for t in range(n_top):                               # fine lists inside each top list
+        members = t_order[t_bounds[t]:t_bounds[t + 1]]
+        if members.size == 0:
+            continue
+        k_t = max(1, int(round(members.size / TREE_LIST_SIZE)))
+        train = _sample(rng, members, IVF_TRAIN_PER_LIST * k_t)
+        fine.append(_kmeans(faiss, emb[train], k_t, seed + 1 + t))
+        fine_top.append(np.full(k_t, t, dtype=np.int64))
+    fine = np.ascontiguousarray(np.concatenate(fine), dtype=np.float32)
+    fine_top = np.concatenate(fine_top)
+    nlist = fine.shape[0]
+    f_order, f_bounds = _group(fine_top, n_top)          # fine lists of each top list
+    # each point's list: its best fine centroid among those of its `beam` nearest top lists
+    best = np.full(n, -np.inf, dtype=np.float32)
+    lists = np.zeros(n, dtype=np.int64)
+    with _one_blas_thread():
+        for r in range(beam):
+            order_r, bounds_r = _group(top_of[:, r], n_top)
+            for t in range(n_top):
+                rows = order_r[bounds_r[t]:bounds_r[t + 1]]
+                cand = f_order[f_bounds[t]:f_bounds[t + 1]]
+                if rows.size == 0 or cand.size == 0:
+                    continue
+                block = emb[rows] @ fine[cand].T
+                arg = np.argmax(block, axis=1)
+                val = block[np.arange(rows.size), arg]
+                better = val > best[rows]
+                best[rows[better]] = val[better]
+                lists[rows[better]] = cand[arg[better]]
+    near = _nearest_lists(faiss, fine, nprobe)
+    order, bounds = _group(lists, nlist)
+    recall = _sample_recall(faiss, emb, kk, threshold, rng, order, bounds, near, lists)
+    if check and recall < TREE_MIN_RECALL:
+        return None, recall
+    sims, ids = _join_lists(emb, order, bounds, near, kk, _workers(faiss))
+    return (sims, ids, f"ivf-tree{n_top}x{nlist},nprobe{near.shape[1]},"
+                       f"check{recall:.3f}"), recall
+
+
+def _sample_recall(faiss, emb, kk, threshold, rng, order, bounds, near, lists) -> float:
+    """Share of the exact k-NN edges (>= threshold) of sampled points that the lists find."""
+    n = emb.shape[0]
+    rows = np.sort(rng.choice(n, size=min(n, TREE_CHECK_SAMPLE), replace=False))
+    index = faiss.IndexFlatIP(emb.shape[1])
+    index.add(emb)
+    exact_s, exact_i = index.search(emb[rows], kk)
+    found, total = 0, 0
+    for r, s_row, i_row in zip(rows.tolist(), exact_s, exact_i):
+        want = {int(i) for s, i in zip(s_row.tolist(), i_row.tolist())
+                if i != r and i >= 0 and round(s, 6) >= threshold}
+        if not want:
+            continue
+        j = lists[r]
+        cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
+        _, got = _best_among(emb, np.array([r]), cand, kk)
+        found += len(want & set(got[0].tolist()))
+        total += len(want)
+    return found / total if total else 1.0
+
+
 def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: int = 0):
     """IVF partition, then an exact self-join of each list with its nearest lists (BLAS)."""
     n, dim = emb.shape
@@ -159,31 +318,12 @@ def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: in
     centroids.add(km.centroids)
     own_probe = min(IVF_OWN_PROBES, nlist)
     to_own, assign = centroids.search(emb, own_probe)    # each point's nearest lists
-    probe = min(int(nprobe), nlist)
-    _, near = centroids.search(km.centroids, probe)     # each list's nearest lists
-    own = np.arange(nlist)
-    missing = ~(near == own[:, None]).any(axis=1)        # a list always probes itself
-    near[missing, -1] = own[missing]
+    near = _nearest_lists(faiss, km.centroids, nprobe)
+    probe = near.shape[1]
     lists = assign[:, 0]
-    order = np.argsort(lists, kind="stable")
-    bounds = np.searchsorted(lists[order], np.arange(nlist + 1))
-    sims = np.full((n, kk), -np.inf, dtype=np.float32)
-    ids = np.full((n, kk), -1, dtype=np.int64)
-
-    def join(first: int, last: int) -> None:  # lists first..last-1; rows disjoint across calls
-        for j in range(first, last):
-            rows = order[bounds[j]:bounds[j + 1]]
-            if rows.size == 0:
-                continue
-            cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
-            sims[rows], ids[rows] = _best_among(emb, rows, cand, kk)
-
-    # Many small products: one BLAS thread each, lists spread over a thread pool (a
-    # multi-threaded BLAS on blocks this small mostly waits, badly so on a busy machine).
-    workers = max(1, min(faiss.omp_get_max_threads(), os.cpu_count() or 1))
-    step = max(1, -(-nlist // (8 * workers)))
-    with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
-        list(pool.map(lambda a: join(a, min(nlist, a + step)), range(0, nlist, step)))
+    order, bounds = _group(lists, nlist)
+    workers = _workers(faiss)
+    sims, ids = _join_lists(emb, order, bounds, near, kk, workers)
 
     # A point whose own 2nd..own_probe-th nearest lists are not among those its list probes
     # (a point far from its list's centroid) is also joined with those lists, and keeps the
@@ -267,7 +407,7 @@ def _hnsw(faiss, emb: np.ndarray, kk: int, deterministic_build: bool | None = No
 
 
 def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
-            method: str = "ivf"):
+            method: str = "ivf", threshold: float = -1.0):
     faiss = require("faiss", "structure")
     n = emb.shape[0]
     kk = min(k + 1, n)
@@ -275,6 +415,13 @@ def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
         return _flat(faiss, emb, kk)
     if method == "hnsw":
         return _hnsw(faiss, emb, kk)
+    if method in ("ivf", "ivf-tree"):
+        found, recall = _tree_join(faiss, emb, kk, nprobe, seed, threshold,
+                                   check=method == "ivf")
+        if found is not None:
+            return found
+        sims, ids, kind = _ivf_join(faiss, emb, kk, nprobe, seed)
+        return sims, ids, f"{kind} (two-level check {recall:.3f})"
     return _ivf_join(faiss, emb, kk, nprobe, seed)
 
 
@@ -282,8 +429,10 @@ def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max
               nprobe: int = 16, seed: int = 0, method: str = "ivf") -> KnnEdges:
     """The k-NN graph of the rows of ``emb`` (L2-normalised float32) above ``threshold``.
 
-    Exact up to ``exact_max`` rows, else approximate by ``method``: ``"ivf"`` (``nprobe``
-    lists probed per list, k-means seeded by ``seed``) or ``"hnsw"`` (see the module docstring).
+    Exact up to ``exact_max`` rows, else approximate by ``method``: ``"ivf"`` (two-level lists
+    when a sample recall check passes, else one-level; ``"ivf-tree"``/``"ivf-flat"`` force one;
+    ``nprobe`` lists probed per list, k-means seeded by ``seed``) or ``"hnsw"`` (see the module
+    docstring).
     """
     if method not in METHODS:
         raise InputError(f"unknown k-NN method {method!r}",
@@ -294,7 +443,7 @@ def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max
         e = np.zeros(0, dtype=np.int64)
         return KnnEdges(n, e, e.copy(), np.zeros(0, dtype=np.float64), "none")
     sims, ids, kind = _search(emb, k, exact_max=exact_max, nprobe=nprobe, seed=seed,
-                              method=method)
+                              method=method, threshold=threshold)
     rows = np.repeat(np.arange(n, dtype=np.int64), ids.shape[1])
     cols = ids.reshape(-1).astype(np.int64)
     w = np.round(sims.reshape(-1).astype(np.float64), 6)

@@ -40,7 +40,8 @@ def _edge_keys(e):
     return set((e.src * e.n + e.dst).tolist())
 
 
-@pytest.mark.parametrize("method,prefix", [("ivf", "ivf-join"), ("hnsw", "hnsw32,efC40,self-efS")])
+@pytest.mark.parametrize("method,prefix", [("ivf-flat", "ivf-join"), ("ivf-tree", "ivf-tree"),
+                                           ("hnsw", "hnsw32,efC40,self-efS")])
 def test_approximate_index_recovers_planted_communities(method, prefix):
     emb, truth = bench.make_entities(6000, seed=3)
     e = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, nprobe=8, seed=0, method=method)
@@ -49,9 +50,10 @@ def test_approximate_index_recovers_planted_communities(method, prefix):
     assert bench.adjusted_rand_index(truth, labels) > 0.95
 
 
-@pytest.mark.parametrize("method", ["ivf", "hnsw"])
-def test_approximate_knn_has_high_recall_and_exact_weights(method):
-    emb, _ = bench.make_entities(8000, seed=4)
+@pytest.mark.parametrize("method,topics", [("ivf-flat", None), ("hnsw", None), ("ivf", 50),
+                                           ("ivf-tree", 50)])
+def test_approximate_knn_has_high_recall_and_exact_weights(method, topics):
+    emb, _ = bench.make_entities(8000, seed=4, topics=topics)
     exact = knn_edges(emb, k=10, threshold=0.5)
     approx = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method=method)
     assert exact.index == "flat" and approx.index != "flat"
@@ -64,13 +66,13 @@ def test_approximate_knn_has_high_recall_and_exact_weights(method):
     np.testing.assert_allclose(sims, approx.weight, atol=2e-6)
 
 
-@pytest.mark.parametrize("method", ["ivf", "hnsw"])
-def test_approximate_knn_is_deterministic_across_runs_and_threads(method):
+@pytest.mark.parametrize("method,topics", [("ivf-flat", None), ("ivf", 50), ("hnsw", None)])
+def test_approximate_knn_is_deterministic_across_runs_and_threads(method, topics):
     faiss = pytest.importorskip("faiss")
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    emb, _ = bench.make_entities(5000, seed=5)
+    emb, _ = bench.make_entities(5000, seed=5, topics=topics)
     runs = [knn_edges(emb, k=10, threshold=0.5, exact_max=500, method=method) for _ in range(2)]
-    if method == "ivf" or hasattr(faiss, "hnsw_add_vertices_deterministic"):
+    if method != "hnsw" or hasattr(faiss, "hnsw_add_vertices_deterministic"):
         threads = faiss.omp_get_max_threads()  # one thread for faiss and for numpy's BLAS
         faiss.omp_set_num_threads(1)
         try:
@@ -78,11 +80,34 @@ def test_approximate_knn_is_deterministic_across_runs_and_threads(method):
                 runs.append(knn_edges(emb, k=10, threshold=0.5, exact_max=500, method=method))
         finally:
             faiss.omp_set_num_threads(threads)
-    assert runs[0].index.startswith("ivf-join" if method == "ivf" else "hnsw")
+    assert runs[0].index.startswith({"ivf-flat": "ivf-join", "ivf": "ivf-tree",
+                                     "hnsw": "hnsw"}[method])
     for r in runs[1:]:
         assert r.index == runs[0].index
         for a in ("src", "dst", "weight"):
             assert np.array_equal(getattr(r, a), getattr(runs[0], a))
+
+
+def test_ivf_takes_the_two_level_lists_only_when_their_sample_recall_check_passes():
+    from mteb_stratified.structure import graph
+    # flat data (independent community centres): coarse lists cannot route, the sample check
+    # sees it and the default falls back to the one-level self-join
+    emb, _ = bench.make_entities(8000, seed=4)
+    exact = knn_edges(emb, k=10, threshold=0.5)
+    auto = knn_edges(emb, k=10, threshold=0.5, exact_max=1000)
+    assert auto.index.startswith("ivf-join") and "two-level check" in auto.index
+    check = float(auto.index.rsplit("check ", 1)[1].rstrip(")"))
+    assert check < graph.TREE_MIN_RECALL
+    # the estimate is what the forced two-level lists really find (all points, exact k-NN)
+    tree = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method="ivf-tree")
+    assert tree.index.startswith("ivf-tree") and f"check{check:.3f}" in tree.index
+    recall = len(_edge_keys(exact) & _edge_keys(tree)) / len(exact)
+    assert abs(recall - check) < 0.01
+    assert len(_edge_keys(exact) & _edge_keys(auto)) / len(exact) > 0.99
+    # with topics above the communities the two-level lists pass and are used
+    emb, _ = bench.make_entities(8000, seed=4, topics=50)
+    auto = knn_edges(emb, k=10, threshold=0.5, exact_max=1000)
+    assert auto.index.startswith("ivf-tree") and "check1.000" in auto.index
 
 
 def test_hnsw_fallback_for_older_faiss_builds_on_one_thread():
