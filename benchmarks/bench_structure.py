@@ -9,8 +9,9 @@ are at cosine ~ 0 and nothing coarser than a community exists (the worst case fo
 directions (``normalise(topic + beta * g / sqrt(d))``, beta = 1), so sibling communities sit at
 cosine ~ 0.5 and their members at ~ 0.33 (below τ): the same k-NN graph, on data with a coarse
 structure.  The graph is built exactly as in the structure pipeline
-(:func:`knn_edges`: faiss exact up to 50k entities, above ``--method ivf``: the two-level IVF
-self-join when its sample recall check passes, else the one-level one; k = 10, τ = 0.5), then
+(:func:`knn_edges`: faiss exact up to 50k entities, above ``--method auto``: the two-level IVF
+self-join when its sample recall check passes, else the one-level one, or HNSW if that misses
+more than 5%; k = 10, τ = 0.5), then
 :class:`LeidenClustering` (modularity, resolution 1, seed 0, 2 iterations) runs on the igraph
 graph: above 50k vertices by batches of whole connected components of at most 10k vertices
 (``--leiden-batch``; ``--no-split`` runs one Leiden over the whole graph, as before).
@@ -126,7 +127,7 @@ def edge_recall(emb, edges, k: int, threshold: float, n_sample: int = 1000, seed
 
 
 def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
-            method: str = "ivf", split: bool = True, batch: int = 10_000,
+            method: str = "auto", split: bool = True, batch: int = 10_000,
             topics: int | None = None) -> dict:
     import faiss  # noqa: F401  imported before the clock starts: timings leave out imports
     import igraph  # noqa: F401
@@ -163,7 +164,7 @@ def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
             "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
 
-def bench(sizes, k, threshold, seed, timeout, sigma=0.7, method="ivf", split=True,
+def bench(sizes, k, threshold, seed, timeout, sigma=0.7, method="auto", split=True,
           batch=10_000, topics=None):
     rows = []
     for n in sizes:
@@ -252,9 +253,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sigma", type=float, default=0.7,
                    help="noise around community centres (within-community cosine ~ 1/(1+s²))")
-    p.add_argument("--method", choices=["ivf", "ivf-tree", "ivf-flat", "hnsw"], default="ivf",
-                   help="approximate k-NN above 50k entities (ivf: two-level when its sample "
-                        "recall check passes, else one-level)")
+    p.add_argument("--method", choices=["auto", "ivf", "ivf-tree", "ivf-flat", "hnsw"],
+                   default="auto", help="approximate k-NN above 50k entities (auto, as in the "
+                                        "pipeline: chosen by a sample recall check)")
     p.add_argument("--topics", type=int, default=None, metavar="C",
                    help="communities per topic (coarse structure); default: flat, independent "
                         "community centres")

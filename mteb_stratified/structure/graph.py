@@ -8,8 +8,18 @@ graph, and the Leiden run on it, do not depend on the last bits of a float sum.
 The search is exact (``IndexFlatIP``, ~ n² d) up to ``exact_max`` entities.  Above, it is
 approximate, by ``method``:
 
-* ``"ivf"`` (default): the two-level IVF self-join below when its sample recall check passes
-  (≥ 0.99), else the one-level one.  ``"ivf-tree"`` and ``"ivf-flat"`` force either.
+* ``"auto"`` (default), chosen by a *recall check*: the exact k-NN edges (≥ τ) of 500 seeded
+  sample points, and the share of them that a search finds from the sampled side (a little
+  under the graph's recall, which also keeps an edge found from its other end).  First the
+  two-level IVF self-join below, if its lists pass the check (≥ 0.99) before any join is done;
+  else the one-level one; and if that finds under 95%, HNSW as well, keeping the better of the
+  two by the check.  The index name records each check (``check0.985 (one-level check
+  0.870, two-level 0.780)``).  Why all three: on topic-structured data the two-level lists pass
+  and grow linearly; on flat random communities only the one-level lists hold up; on real
+  entity names (NFCorpus's 63,541 distinct normalised names, MiniLM) both IVFs miss (edge
+  recall 0.80 / 0.91 at τ = 0.6) and HNSW finds 0.986 (6.5 s in all, exact search 13 s).
+* ``"ivf"``: the two-level IVF self-join when its check passes, else the one-level one.
+  ``"ivf-tree"`` and ``"ivf-flat"`` force either.
 * ``"ivf-tree"``, a two-level IVF self-join with lists of a fixed size (256 points):
   spherical k-means into ``T = sqrt(n/256)`` top lists (320 sampled points a list), then, in
   each top list, k-means into ``size/256`` fine lists (40 sampled points a list; 6 iterations;
@@ -18,12 +28,7 @@ approximate, by ``method``:
   lists as below.  Cost per point: ~ T + 4·n/(256·T) ~ sqrt(n) centroid products for the
   assignment (a few hundred at 1M) and a constant ``nprobe``·256 for the join, so it grows
   close to linearly, *when* a coarse list can route a point, i.e. when the embeddings have
-  coarse structure (topics above communities).  The check: the exact k-NN edges (≥ τ) of 500
-  sampled points, and the share of them that the lists find from the sampled side
-  (``check`` in the index name; the graph also keeps an edge found from its other end, so its
-  recall is a little higher).  On NFCorpus's 12,508 MiniLM entity embeddings (forced onto the
-  approximate paths) the check gives 0.88 (true edge recall 0.92), and the one-level join,
-  recall 0.94 at τ = 0.6, is used.
+  coarse structure (topics above communities).
 * ``"ivf-flat"``, the one-level IVF self-join: spherical k-means (``seed``; 40 sampled points a
   list, 6 iterations) cuts the entities into ``nlist = 4 sqrt(n)`` lists; each list is then
   joined *exactly* with the ``nprobe`` lists whose centroids are nearest its own, as one BLAS
@@ -45,14 +50,14 @@ approximate, by ``method``:
 
 Measured with ``benchmarks/bench_structure.py`` (384-d, communities of 50 entities, k = 10,
 τ = 0.5; recall of the exact k-NN edges; 2 cores, idle machine), on two kinds of data.
-*Topics* (community centres around topic directions, 50 communities a topic): ``"ivf"`` takes
-the two-level lists (check 1.000 / 1.000 / 0.998): k-NN 3.2 s / 9.5 s / 31 s at 100k / 300k /
-1M, growth n^0.98–0.99, recall 1.000 / 0.9999 / 0.998.  *Flat* (independent random community
-centres): the check fails (0.82 / 0.73 / 0.54) and the one-level join runs: k-NN 4.2 s /
-16.4 s / 72 s (about 9 s of it the failed attempt at 1M), recall 1.000 / 0.9998 / 0.979 (1M:
-k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW on flat data needs no k-means
-but, with centres that are all orthogonal to one another, nothing guides its greedy search
-towards a community, so its recall falls as communities multiply: self-search recall 0.994 /
+*Topics* (community centres around topic directions, 50 communities a topic): ``"auto"`` takes
+the two-level lists (check 1.000 / 1.000 / 0.997): k-NN 3.0 s / 9.3 s / 31 s at 100k / 300k /
+1M, growth n^1.01, recall 1.000 / 0.9999 / 0.998.  *Flat* (independent random community
+centres): the two-level check fails (0.83 / 0.73 / 0.57) and the one-level join runs: k-NN
+4.3 s / 14.9 s / 69 s (about 9 s of it the failed attempt at 1M), recall 1.000 / 0.9998 /
+0.979 (1M: k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW on flat data needs
+no k-means but, with centres that are all orthogonal to one another, nothing guides its greedy
+search towards a community, so its recall falls as communities multiply: self-search recall 0.994 /
 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI 0.999 / 0.986 /
 0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at 300k with
 efSearch 16, 0.92 with 32).  One-level IVF with a fixed list size (nlist ∝ n) scanned by
@@ -116,7 +121,8 @@ TREE_TOP_TRAIN_PER_LIST = 320
 TREE_BEAM = 4                # top lists searched for a point's fine list
 TREE_CHECK_SAMPLE = 500      # points whose exact k-NN checks the two-level lists
 TREE_MIN_RECALL = 0.99       # below: the one-level IVF self-join instead
-METHODS = ("ivf", "ivf-tree", "ivf-flat", "hnsw")
+HNSW_TRY_BELOW = 0.95        # "auto": one-level check below this, HNSW is tried as well
+METHODS = ("auto", "ivf", "ivf-tree", "ivf-flat", "hnsw")
 
 
 def _flat(faiss, emb: np.ndarray, kk: int):
@@ -227,11 +233,12 @@ def _sample(rng, members: np.ndarray, size: int) -> np.ndarray:
     return members if members.size <= size else np.sort(rng.choice(members, size, replace=False))
 
 
-def _tree_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, threshold: float,
-               check: bool = True):
-    """Two-level IVF self-join (see the module docstring); None when its recall check fails.
+def _tree_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, check: _RecallCheck,
+               require: bool = True):
+    """Two-level IVF self-join (see the module docstring).
 
-    Returns ``(sims, ids, kind, recall)``; ``recall`` is the sample estimate."""
+    Returns ``((sims, ids, kind), recall)``, ``recall`` the sample estimate; ``(None, recall)``
+    when ``require`` is on and the estimate is under ``TREE_MIN_RECALL`` (nothing joined)."""
     n, dim = emb.shape
     rng = np.random.default_rng([seed, 7])
     nlist_target = max(1, n // TREE_LIST_SIZE)
@@ -275,33 +282,44 @@ def _tree_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, threshol
                 lists[rows[better]] = cand[arg[better]]
     near = _nearest_lists(faiss, fine, nprobe)
     order, bounds = _group(lists, nlist)
-    recall = _sample_recall(faiss, emb, kk, threshold, rng, order, bounds, near, lists)
-    if check and recall < TREE_MIN_RECALL:
+    recall = check.of_lists(emb, kk, order, bounds, near, lists)
+    if require and recall < TREE_MIN_RECALL:
         return None, recall
     sims, ids = _join_lists(emb, order, bounds, near, kk, _workers(faiss))
     return (sims, ids, f"ivf-tree{n_top}x{nlist},nprobe{near.shape[1]},"
                        f"check{recall:.3f}"), recall
 
 
-def _sample_recall(faiss, emb, kk, threshold, rng, order, bounds, near, lists) -> float:
-    """Share of the exact k-NN edges (>= threshold) of sampled points that the lists find."""
-    n = emb.shape[0]
-    rows = np.sort(rng.choice(n, size=min(n, TREE_CHECK_SAMPLE), replace=False))
-    index = faiss.IndexFlatIP(emb.shape[1])
-    index.add(emb)
-    exact_s, exact_i = index.search(emb[rows], kk)
-    found, total = 0, 0
-    for r, s_row, i_row in zip(rows.tolist(), exact_s, exact_i):
-        want = {int(i) for s, i in zip(s_row.tolist(), i_row.tolist())
-                if i != r and i >= 0 and round(s, 6) >= threshold}
-        if not want:
-            continue
-        j = lists[r]
-        cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[j]])
-        _, got = _best_among(emb, np.array([r]), cand, kk)
-        found += len(want & set(got[0].tolist()))
-        total += len(want)
-    return found / total if total else 1.0
+class _RecallCheck:
+    """The exact k-NN edges (>= threshold) of ``TREE_CHECK_SAMPLE`` seeded sample points, to
+    score an approximate search by the share of them it finds (from the sampled side)."""
+
+    def __init__(self, faiss, emb: np.ndarray, kk: int, threshold: float, seed: int) -> None:
+        n = emb.shape[0]
+        rng = np.random.default_rng([seed, 11])
+        self.rows = np.sort(rng.choice(n, size=min(n, TREE_CHECK_SAMPLE), replace=False))
+        index = faiss.IndexFlatIP(emb.shape[1])
+        index.add(emb)
+        sims, ids = index.search(emb[self.rows], kk)
+        self.want = [{int(j) for v, j in zip(srow.tolist(), irow.tolist())
+                      if j != r and j >= 0 and round(v, 6) >= threshold}
+                     for r, srow, irow in zip(self.rows.tolist(), sims, ids)]
+        self.total = sum(len(w) for w in self.want)
+
+    def score(self, found_ids) -> float:
+        """Recall of ``found_ids`` (one row of neighbour ids per sample point)."""
+        if not self.total:
+            return 1.0
+        hits = sum(len(w & set(np.asarray(row).tolist())) for w, row in zip(self.want, found_ids))
+        return hits / self.total
+
+    def of_lists(self, emb, kk: int, order, bounds, near, lists) -> float:
+        """Recall of a list join, from the sample points' own joins alone (before the join)."""
+        found = []
+        for r in self.rows.tolist():
+            cand = np.concatenate([order[bounds[m]:bounds[m + 1]] for m in near[lists[r]]])
+            found.append(_best_among(emb, np.array([r]), cand, kk)[1][0])
+        return self.score(found)
 
 
 def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: int = 0):
@@ -311,14 +329,12 @@ def _ivf_join(faiss, emb: np.ndarray, kk: int, nprobe: int, seed: int, depth: in
     rng = np.random.default_rng(seed)
     n_train = min(n, IVF_TRAIN_PER_LIST * nlist)
     train = emb[np.sort(rng.choice(n, size=n_train, replace=False))] if n_train < n else emb
-    km = faiss.Kmeans(dim, nlist, niter=IVF_NITER, seed=int(seed), spherical=True,
-                      min_points_per_centroid=1)
-    km.train(train)
+    cents = _kmeans(faiss, train, nlist, seed)
     centroids = faiss.IndexFlatIP(dim)
-    centroids.add(km.centroids)
+    centroids.add(cents)
     own_probe = min(IVF_OWN_PROBES, nlist)
     to_own, assign = centroids.search(emb, own_probe)    # each point's nearest lists
-    near = _nearest_lists(faiss, km.centroids, nprobe)
+    near = _nearest_lists(faiss, cents, nprobe)
     probe = near.shape[1]
     lists = assign[:, 0]
     order, bounds = _group(lists, nlist)
@@ -407,7 +423,7 @@ def _hnsw(faiss, emb: np.ndarray, kk: int, deterministic_build: bool | None = No
 
 
 def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
-            method: str = "ivf", threshold: float = -1.0):
+            method: str = "auto", threshold: float = -1.0):
     faiss = require("faiss", "structure")
     n = emb.shape[0]
     kk = min(k + 1, n)
@@ -415,24 +431,34 @@ def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
         return _flat(faiss, emb, kk)
     if method == "hnsw":
         return _hnsw(faiss, emb, kk)
-    if method in ("ivf", "ivf-tree"):
-        found, recall = _tree_join(faiss, emb, kk, nprobe, seed, threshold,
-                                   check=method == "ivf")
-        if found is not None:
-            return found
-        sims, ids, kind = _ivf_join(faiss, emb, kk, nprobe, seed)
-        return sims, ids, f"{kind} (two-level check {recall:.3f})"
-    return _ivf_join(faiss, emb, kk, nprobe, seed)
+    if method == "ivf-flat":
+        return _ivf_join(faiss, emb, kk, nprobe, seed)
+    check = _RecallCheck(faiss, emb, kk, threshold, seed)
+    tree, r_tree = _tree_join(faiss, emb, kk, nprobe, seed, check, require=method != "ivf-tree")
+    if tree is not None:
+        return tree
+    sims, ids, kind = _ivf_join(faiss, emb, kk, nprobe, seed)
+    r_flat = check.score(ids[check.rows])
+    kind = f"{kind},check{r_flat:.3f} (two-level check {r_tree:.3f})"
+    if method == "ivf" or r_flat >= HNSW_TRY_BELOW:
+        return sims, ids, kind
+    h_sims, h_ids, h_kind = _hnsw(faiss, emb, kk)      # "auto": one-level lists miss too much
+    r_hnsw = check.score(h_ids[check.rows])
+    if r_hnsw > r_flat:
+        return h_sims, h_ids, (f"{h_kind},check{r_hnsw:.3f} (one-level check {r_flat:.3f}, "
+                               f"two-level {r_tree:.3f})")
+    return sims, ids, f"{kind[:-1]}, hnsw {r_hnsw:.3f})"
 
 
 def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max: int = 50_000,
-              nprobe: int = 16, seed: int = 0, method: str = "ivf") -> KnnEdges:
+              nprobe: int = 16, seed: int = 0, method: str = "auto") -> KnnEdges:
     """The k-NN graph of the rows of ``emb`` (L2-normalised float32) above ``threshold``.
 
-    Exact up to ``exact_max`` rows, else approximate by ``method``: ``"ivf"`` (two-level lists
-    when a sample recall check passes, else one-level; ``"ivf-tree"``/``"ivf-flat"`` force one;
-    ``nprobe`` lists probed per list, k-means seeded by ``seed``) or ``"hnsw"`` (see the module
-    docstring).
+    Exact up to ``exact_max`` rows, else approximate by ``method``: ``"auto"`` (default; the
+    two-level IVF lists when a sample recall check passes, else the one-level ones, and HNSW too
+    when those miss more than 5%: the better by the check), ``"ivf"`` (two-level, else
+    one-level), ``"ivf-tree"``/``"ivf-flat"`` (either IVF, forced) or ``"hnsw"``; ``nprobe``
+    lists probed per list, k-means seeded by ``seed`` (see the module docstring).
     """
     if method not in METHODS:
         raise InputError(f"unknown k-NN method {method!r}",

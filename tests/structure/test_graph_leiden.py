@@ -110,6 +110,42 @@ def test_ivf_takes_the_two_level_lists_only_when_their_sample_recall_check_passe
     assert auto.index.startswith("ivf-tree") and "check1.000" in auto.index
 
 
+def test_auto_tries_hnsw_when_the_lists_miss_too_much_and_keeps_the_better(monkeypatch):
+    from mteb_stratified.structure import graph
+    emb, _ = bench.make_entities(6000, seed=8)
+    exact = knn_edges(emb, k=10, threshold=0.5)
+    monkeypatch.setattr(graph, "TREE_MIN_RECALL", 1.01)        # never the two-level lists
+    plain = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method="auto")
+    assert plain.index.startswith("ivf-join")                  # one-level check passes 0.95
+    assert "hnsw" not in plain.index
+    monkeypatch.setattr(graph, "HNSW_TRY_BELOW", 1.01)         # always try HNSW as well
+    auto = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method="auto")
+    flat = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method="ivf-flat")
+    hnsw = knn_edges(emb, k=10, threshold=0.5, exact_max=1000, method="hnsw")
+    r_flat = float(auto.index.split("check")[1].split()[0].rstrip(","))
+    assert "hnsw" in auto.index
+    kept = hnsw if auto.index.startswith("hnsw") else flat
+    assert np.array_equal(auto.src, kept.src) and np.array_equal(auto.dst, kept.dst)
+    recall = {name: len(_edge_keys(exact) & _edge_keys(e)) / len(exact)
+              for name, e in (("flat", flat), ("hnsw", hnsw))}
+    assert recall["hnsw" if auto.index.startswith("hnsw") else "flat"] >= min(recall.values())
+    assert 0 < r_flat <= 1
+
+
+def test_recall_check_scores_the_sampled_points_exact_edges():
+    faiss = pytest.importorskip("faiss")
+    from mteb_stratified.structure.graph import _RecallCheck, _flat
+    emb, _ = bench.make_entities(3000, seed=9)
+    check = _RecallCheck(faiss, emb, 11, 0.5, seed=0)
+    assert check.rows.size == 500 and check.total > 0
+    _, ids, _ = _flat(faiss, emb, 11)
+    assert check.score(ids[check.rows]) == 1.0
+    half = ids[check.rows].copy()
+    half[:, 6:] = -1                                  # drop the 5 weakest of 10 neighbours
+    assert 0.3 < check.score(half) < 0.8
+    assert check.score(np.full((500, 11), -1)) == 0.0
+
+
 def test_hnsw_fallback_for_older_faiss_builds_on_one_thread():
     faiss = pytest.importorskip("faiss")
     from mteb_stratified.structure.graph import _hnsw
