@@ -17,7 +17,8 @@ approximate, by ``method``:
   0.870, two-level 0.780)``).  Why all three: on topic-structured data the two-level lists pass
   and grow linearly; on flat random communities only the one-level lists hold up; on real
   entity names (NFCorpus's 63,541 distinct normalised names, MiniLM) both IVFs miss (edge
-  recall 0.80 / 0.91 at τ = 0.6) and HNSW finds 0.986 (6.5 s in all, exact search 13 s).
+  recall 0.80 / 0.91 at τ = 0.6) and HNSW finds 0.986 (6.5 s in all, exact search 13.6 s;
+  ``benchmarks/knn_methods.py``).
 * ``"ivf"``: the two-level IVF self-join when its check passes, else the one-level one.
   ``"ivf-tree"`` and ``"ivf-flat"`` force either.
 * ``"ivf-tree"``, a two-level IVF self-join with lists of a fixed size (256 points):
@@ -48,23 +49,23 @@ approximate, by ``method``:
   the thread count (checked: identical with 1 and 2 threads); with an older faiss the build
   runs on one thread and the search descends from the top (``efSearch = 64``).
 
-Measured with ``benchmarks/bench_structure.py`` (384-d, communities of 50 entities, k = 10,
-τ = 0.5; recall of the exact k-NN edges; 2 cores, idle machine), on two kinds of data.
-*Topics* (community centres around topic directions, 50 communities a topic): ``"auto"`` takes
-the two-level lists (check 1.000 / 1.000 / 0.997): k-NN 3.0 s / 9.3 s / 31 s at 100k / 300k /
-1M, growth n^1.01, recall 1.000 / 0.9999 / 0.998.  *Flat* (independent random community
-centres): the two-level check fails (0.83 / 0.73 / 0.57) and the one-level join runs: k-NN
-4.3 s / 14.9 s / 69 s (about 9 s of it the failed attempt at 1M), recall 1.000 / 0.9998 /
-0.979 (1M: k-means 13 s, assignment 14 s, join 20 s, repairs 7 s).  HNSW on flat data needs
-no k-means but, with centres that are all orthogonal to one another, nothing guides its greedy
-search towards a community, so its recall falls as communities multiply: self-search recall 0.994 /
-0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI 0.999 / 0.986 /
-0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at 300k with
-efSearch 16, 0.92 with 32).  One-level IVF with a fixed list size (nlist ∝ n) scanned by
-faiss: 1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89;
-250 a list, nprobe 16: 28 s / 91 s, recall 0.999 / 0.997 (its k-means and assignment grow as
-n²).  The faiss ``IndexIVFFlat`` search the self-joins replaced (per-query scans of the probed
-lists: memory-bound): 302 s and 4.27 GiB for graph + Leiden at 1M.
+Measured with ``benchmarks/bench_structure.py`` (384-d, communities of 50 entities, k = 10, τ =
+0.5; recall of the exact k-NN edges; 2 cores, idle machine), on two kinds of data. *Topics*
+(community centres around topic directions, 50 communities a topic): ``"auto"`` takes the
+two-level lists (check 1.000 / 1.000 / 0.997): k-NN 3.0 s / 9.3 s / 31 s at 100k / 300k / 1M,
+growth n^1.01, recall 1.000 / 0.9999 / 0.998. *Flat* (independent random community centres):
+the two-level check fails (0.83 / 0.73 / 0.57) and the one-level join runs: k-NN 4.3 s / 14.9 s
+/ 69 s, recall 1.000 / 0.9998 / 0.979; the failed attempt costs 4.2 s against 3.3 s for the
+one-level join alone at 100k (``benchmarks/knn_methods.py``). HNSW on flat data needs no
+k-means but, with centres that are all orthogonal to one another, nothing guides its greedy
+search towards a community, so its recall falls as communities multiply: self-search recall
+0.994 / 0.977 / 0.929 and k-NN 9–15 s / 43–65 s / 169 s at 100k / 300k / 600k (ARI 0.999 /
+0.986 / 0.961; busy machine); the usual top-down search does worse (recall@11 0.84 at 300k with
+efSearch 16, 0.92 with 32). One-level IVF with a fixed list size (nlist ∝ n) scanned by faiss:
+1,000 points a list, nprobe 8: 41 s / 128 s at 100k / 300k, recall@11 0.94 / 0.89; 250 a list,
+nprobe 16: 28 s / 91 s, recall 0.999 / 0.997 (its k-means and assignment grow as n²). The faiss
+``IndexIVFFlat`` search the self-joins replaced (per-query scans of the probed lists:
+memory-bound): 302 s and 4.27 GiB for graph + Leiden at 1M.
 
 Why flat data costs more than linear time: the community centres are independent random
 directions, so nothing but a comparison with representatives tells a point which community it
