@@ -440,15 +440,15 @@ def _search(emb: np.ndarray, k: int, *, exact_max: int, nprobe: int, seed: int,
         return tree
     sims, ids, kind = _ivf_join(faiss, emb, kk, nprobe, seed)
     r_flat = check.score(ids[check.rows])
-    kind = f"{kind},check{r_flat:.3f} (two-level check {r_tree:.3f})"
+    kind = f"{kind},check{r_flat:.3f}"
     if method == "ivf" or r_flat >= HNSW_TRY_BELOW:
-        return sims, ids, kind
+        return sims, ids, f"{kind} (two-level check {r_tree:.3f})"
     h_sims, h_ids, h_kind = _hnsw(faiss, emb, kk)      # "auto": one-level lists miss too much
     r_hnsw = check.score(h_ids[check.rows])
     if r_hnsw > r_flat:
         return h_sims, h_ids, (f"{h_kind},check{r_hnsw:.3f} (one-level check {r_flat:.3f}, "
                                f"two-level {r_tree:.3f})")
-    return sims, ids, f"{kind[:-1]}, hnsw {r_hnsw:.3f})"
+    return sims, ids, f"{kind} (two-level check {r_tree:.3f}, hnsw {r_hnsw:.3f})"
 
 
 def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max: int = 50_000,
