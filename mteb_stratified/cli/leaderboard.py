@@ -11,13 +11,23 @@ import sys
 
 
 def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from ..adapters.mteb.results import COLUMNS, DEFAULT_COLUMNS
+
     p.add_argument("results_dir", metavar="RESULTS_DIR",
-                   help="folder written by `mteb run --output-folder` (holds results/<model>/...)")
-    p.add_argument("-o", "--output", metavar="DIR", default=None,
-                   help="where to write leaderboard.csv and leaderboard.md (default: RESULTS_DIR)")
+                   help="the --output-folder of mteb run (its results/<model>/<revision>/ "
+                        "files are read; prediction folders inside it are left alone)")
+    p.add_argument("-o", "--out", metavar="DIR", default=None,
+                   help="folder for leaderboard.csv and leaderboard.md (default: RESULTS_DIR)")
+    p.add_argument("--output", dest="out", help=argparse.SUPPRESS)  # the old spelling
     p.add_argument("-t", "--tasks", nargs="+", metavar="TASK", default=None,
                    help="only these tasks (default: every task with tie-aware columns)")
-    p.add_argument("--digits", type=int, default=4, help="decimals in the Markdown table")
+    p.add_argument("--columns", nargs="+", metavar="COLUMN", default=None,
+                   choices=["all", *COLUMNS],
+                   help="columns per task in the printed table and leaderboard.md: "
+                        f"all, {', '.join(COLUMNS)} (default: {' '.join(DEFAULT_COLUMNS)}; "
+                        "leaderboard.csv always holds every column)")
+    p.add_argument("--digits", type=int, default=4, choices=range(0, 13), metavar="N",
+                   help="decimals in the table (default: 4)")
     p.set_defaults(func=run)
     return p
 
@@ -25,15 +35,17 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     return _configure(subparsers.add_parser(
         "leaderboard", help="tie-aware leaderboard (CSV + Markdown) from an MTEB results folder",
-        description="Models × tasks: main score expected, range, bias, share of queries with "
-                    "ties (and stratified estimates when present), sorted by expected score; "
-                    "says when the ranking by the oblivious (stock MTEB) score would differ."))
+        description="Models x tasks: the main metric's expected value, range and bias, and the "
+                    "corpus-weighted stratified estimate when the results carry strata; sorted "
+                    "by expected score; says when the ranking by the oblivious (stock MTEB) "
+                    "score would differ. Needs the [mteb] extra (pandas)."))
 
 
 def run(args: argparse.Namespace) -> int:
     from ..adapters.mteb.results import export_leaderboard
 
-    out = export_leaderboard(args.results_dir, args.output, tasks=args.tasks, digits=args.digits)
+    out = export_leaderboard(args.results_dir, args.out, tasks=args.tasks, digits=args.digits,
+                             columns=args.columns)
     print(out["markdown"], end="")
     print(f"\nwrote {out['csv']} and {out['md']}")
     return 0

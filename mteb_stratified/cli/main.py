@@ -37,7 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,9 +1,15 @@
-"""``mteb-stratified report RESULTS... --out report.html``: HTML report + Markdown summary.
+"""mteb-stratified report: a stratified HTML report and its Markdown summary.
 
-Each RESULTS item is an MTEB results JSON (per-query values from ``<Task>_per_query.csv`` next
-to it), a per-query CSV, or a TREC run (evaluated tie-aware on the dataset's qrels, missing
-queries scored 0).  Name systems with ``NAME=PATH``; otherwise the model folder / file name is
-used.  The Markdown summary goes next to the HTML (``.md``).
+Examples:
+  mteb-stratified report runs bm25=mteb-stratified-demo/nfcorpus-test.bm25.fp32.trec
+  mteb-stratified report minilm=runs/results/ORG__MODEL/REVISION/StratifiedNFCorpus.json \
+      bm25=run.trec -o report.html
+
+Each SYSTEM is [NAME=]PATH, where PATH is an mteb --output-folder (one system per result of
+--task in it, named by model), a TaskResult file (its per-query CSV is found as for stratify),
+a per-query CSV, or a TREC run (evaluated tie-aware on the dataset's qrels; queries it misses
+score 0, as trec_eval -c). Every input is checked before the structure is loaded. The Markdown
+summary is written next to the HTML (same name, .md). Needs the [plots] extra (matplotlib).
 """
 
 from __future__ import annotations
@@ -12,69 +18,133 @@ import argparse
 import os
 
 from ..core import InputError
-from .stratify import add_common, check_options, load_context
+from ._args import HelpFormatter
+from .stratify import add_common, check_options, expand_results, load_context, read_values, \
+    resolve_inputs
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("report", help="stratified HTML report + Markdown summary",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", nargs="+", metavar="[NAME=]PATH",
-                   help="MTEB results JSON, per-query CSV or TREC run")
-    p.add_argument("--out", default="report.html", help="HTML output (default report.html)")
-    p.add_argument("--title", default=None)
+                              description=__doc__, formatter_class=HelpFormatter)
+    p.add_argument("results", nargs="+", metavar="SYSTEM",
+                   help="[NAME=]PATH: an mteb output folder, a TaskResult JSON, a per-query "
+                        "CSV or a TREC run")
+    p.add_argument("-o", "--out", default="report.html", metavar="FILE",
+                   help="HTML file to write; the .md summary goes next to it "
+                        "(default: report.html)")
+    p.add_argument("--title", default=None,
+                   help="report title (default: Stratified evaluation (MEASURE))")
     add_common(p)
     p.set_defaults(func=run)
     return p
 
 
-def _name(path: str, data: dict | None) -> str:
-    if data is not None:
-        parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
-        if len(parts) >= 3:
-            return parts[-3].replace("__", "/")
-    return os.path.basename(path)
-
-
-def load_values(spec: str, args, qrels) -> tuple[str, dict]:
-    from ..report import find_per_query, load_results_json, per_query_from_run, read_per_query_csv
+def _split_spec(spec: str) -> tuple[str | None, str]:
     name, sep, path = spec.partition("=")
-    if not sep or not os.path.exists(path) and os.path.exists(spec):
-        name, path = None, spec
-    if not os.path.exists(path):
-        raise InputError("file not found", source=path, fix="pass existing result files")
-    low = path.lower()
-    if low.endswith(".json"):
-        data = load_results_json(path)
-        vals = read_per_query_csv(find_per_query(path, data["task_name"]), args.measure,
-                                  split=args.split)
-        return name or _name(path, data), vals
-    if low.endswith(".csv"):
-        return name or _name(path, None), read_per_query_csv(path, args.measure, split=args.split)
-    return name or _name(path, None), per_query_from_run(qrels, path, args.measure)
+    if not sep or (not os.path.exists(path) and os.path.exists(spec)):
+        return None, spec
+    if not name:
+        raise InputError(f"empty system name in {spec!r}", fix="write NAME=PATH, or just PATH")
+    return name, path
+
+
+def _plain_name(path: str) -> str:
+    base = os.path.basename(os.path.normpath(path))
+    for ext in (".gz", ".trec", ".run", ".txt", ".tsv", ".csv"):
+        if base.lower().endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+    return base
+
+
+def collect_systems(args) -> list:
+    """``[(name, loader)]``: every input located and checked, nothing heavy loaded yet.
+
+    ``loader(qrels)`` returns the per-query values (a TREC run is evaluated then).
+    """
+    from ..io.mteb_results import read_per_query_csv
+
+    systems = []
+    for spec in args.results:
+        name, path = _split_spec(spec)
+        if not os.path.exists(path):
+            raise InputError("file or folder not found", source=path,
+                             fix="give an mteb output folder, a TaskResult JSON, a per-query "
+                                 "CSV or a TREC run")
+        low = path.lower()
+        if os.path.isdir(path) or low.endswith(".json"):
+            items = resolve_inputs(expand_results([path], args.task), args)
+            if name is not None and len(items) > 1:
+                raise InputError(f"{path} holds {len(items)} results of {args.task} "
+                                 f"({', '.join(i.model for i in items)}), so one name cannot "
+                                 "stand for them", fix="name each TaskResult file: NAME=FILE, "
+                                                       "or leave NAME= out (model names)")
+            for item in items:
+                vals = read_values(item, args)
+                systems.append((name or item.model, lambda qrels, v=vals: v))
+        elif low.endswith(".csv"):
+            vals = read_per_query_csv(path, args.measure, split=args.split)
+            systems.append((name or _plain_name(path), lambda qrels, v=vals: v))
+        else:
+            from ..io import read_run
+
+            run = read_run(path)  # parse errors surface here, before the structure loads
+            systems.append((name or _plain_name(path), _run_loader(run, path, args.measure)))
+    names = [n for n, _ in systems]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"two systems named {dup[0]!r}", fix="name them: NAME=PATH")
+    return systems
+
+
+def _run_loader(run: dict, path: str, measure: str):
+    def load(qrels):
+        from ..report.inputs import per_query_from_dicts
+
+        return per_query_from_dicts(qrels, run, measure, run_name=path)
+    return load
 
 
 def run(args: argparse.Namespace) -> int:
+    check_options(args)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if os.path.isdir(args.out):
+        raise InputError(f"-o/--out {args.out} is a folder", fix="give the HTML file to write, "
+                                                                "e.g. -o report.html")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir} is a file, not a folder", fix="give -o/--out a path in a "
+                                                                  "folder")
+    systems = collect_systems(args)
     from ..report import (build_report, stability_summary, stratified_summary, to_markdown,
                           write_html)
-    check_options(args)
+
     art, data, strata = load_context(args)
-    systems = {}
-    for spec in args.results:
-        name, vals = load_values(spec, args, data.qrels)
-        if name in systems:
-            raise InputError(f"two systems named {name!r}", fix="name them: NAME=PATH")
-        systems[name] = vals
+    values = {name: load(data.qrels) for name, load in systems}
     summaries = {n: stratified_summary(v, strata, art, measure=args.measure, scheme=args.scheme,
                                        n_min=args.n_min, n_resamples=args.resamples,
-                                       seed=args.seed) for n, v in systems.items()}
-    stability = (stability_summary(systems, strata, art, scheme=args.scheme)
-                 if len(systems) >= 2 else None)
+                                       seed=args.seed) for n, v in values.items()}
+    stability = (stability_summary(values, strata, art, scheme=args.scheme)
+                 if len(values) >= 2 else None)
     report = build_report(summaries, stability, title=args.title)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
     write_html(report, args.out)
     md = os.path.splitext(args.out)[0] + ".md"
     with open(md, "w", encoding="utf-8") as fh:
         fh.write(to_markdown(report))
     print(f"wrote {args.out} and {md}")
+    print(report_summary_line(report))
     return 0
+
+
+def report_summary_line(report: dict) -> str:
+    """One line: each system's pooled and corpus-weighted estimate, and coverage."""
+    parts = []
+    first = None
+    for name, b in report["systems"].items():
+        first = first or b
+        a = b["estimates"]["expected"]["analytic"]
+        post = a.get("post_stratified", {}).get("estimate")
+        parts.append(f"{name} {a['pooled']['estimate']:.4f} pooled"
+                     + (f" / {post:.4f} corpus-weighted" if post is not None else ""))
+    cov = first["coverage"]["cluster"]
+    return (f"{first['measure']}: " + "; ".join(parts)
+            + f" (MSC {cov['msc']:.3f}, SCC {cov['scc']:.3f})")

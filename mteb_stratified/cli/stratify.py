@@ -1,11 +1,22 @@
-"""``mteb-stratified stratify RESULTS... --structure DIR``: add a ``strata`` block to MTEB results.
+"""mteb-stratified stratify: add a strata block to MTEB results.
 
-For each results JSON (``<Task>.json``) the per-query tie-aware values are read from
-``<Task>_per_query.csv`` next to it, or from ``--per-query PATH``.  The queries are stratified
-over the structure artifact (default: the bundled NFCorpus structure) with the dataset's qrels
-(default: bundled NFCorpus), and the file gains a top-level ``"strata": {split: block}`` and flat
-``strata_<estimator>_<metric>_expected`` / ``strata_msc`` / ``strata_scc`` /
-``strata_uncovered_weight`` keys in the split's score entries (read by the leaderboard).
+Examples:
+  mteb-stratified stratify runs                      every StratifiedNFCorpus result under runs/
+  mteb-stratified stratify runs/results/ORG__MODEL/REVISION/StratifiedNFCorpus.json
+  mteb-stratified stratify runs --prediction-folder elsewhere/pred -o stratified/
+
+RESULTS are TaskResult files (<Task>.json) or mteb --output-folder folders (every result of
+--task in them). The per-query values come from <Task>_per_query.csv, which a tie-aware task
+writes into mteb's --prediction-folder; it is looked for there when given, else next to the
+results file, else anywhere under the --output-folder, and must hold rows of the results
+file's model. Its mean must equal the results file's score, so a CSV from another run is
+refused.
+
+Each results file gains "strata": {split: block} and flat strata_<estimator>_<metric>_expected,
+strata_msc, strata_scc and strata_uncovered_weight keys in its score entries (read by the
+leaderboard). The default structure and dataset are the bundled NFCorpus ones, with the test
+queries' entities precomputed, so no extractor runs; another --structure or --dataset runs the
+structure's own extractor (needs the [structure] extra).
 """
 
 from __future__ import annotations
@@ -13,50 +24,170 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import dataclass
 
 from ..core import DEFAULT_N_MIN, InputError
+from ._args import HelpFormatter, int_at_least
+
+#: Stratum schemes and J variants (owned by core.strata and report.summary; literal here so
+#: parsing the command line imports nothing heavy; a test checks they agree).
+SCHEMES = ("cluster", "cell")
+ALIGNMENTS = ("exact", "soft")
+DEFAULT_TASK = "StratifiedNFCorpus"
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--structure", default=None,
+    p.add_argument("--structure", metavar="DIR", default=None,
                    help="structure artifact folder (default: the bundled NFCorpus structure)")
-    p.add_argument("--dataset", default=None,
-                   help="BEIR folder of the corpus (default: the bundled NFCorpus)")
-    p.add_argument("--split", default="test")
-    p.add_argument("--measure", default="nDCG@10", help="per-query measure (default nDCG@10)")
-    p.add_argument("--scheme", default="cluster", help="stratum scheme: cluster or cell")
-    p.add_argument("--alignment", default="exact",
-                   help="J variant: exact Jaccard, or soft (embedding matching; needs the "
-                        "artifact's soft cut-points and the [structure] extra)")
-    p.add_argument("--n-min", type=int, default=DEFAULT_N_MIN,
-                   help=f"queries a cluster needs to count in SCC (default {DEFAULT_N_MIN})")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--dataset", metavar="DIR", default=None,
+                   help="BEIR folder of the corpus and queries (default: the bundled NFCorpus)")
+    p.add_argument("--split", default="test",
+                   help="judged split the results were computed on (default: test)")
+    p.add_argument("--measure", default="nDCG@10",
+                   help="per-query measure to stratify, as in the per-query CSV "
+                        "(default: nDCG@10)")
+    p.add_argument("--scheme", choices=SCHEMES, default="cluster",
+                   help="strata: cluster = the query's primary cluster; cell = cluster x "
+                        "dispersion bin x alignment bin (default: cluster)")
+    p.add_argument("--alignment", choices=ALIGNMENTS, default="exact",
+                   help="J variant: exact entity overlap, or soft (entities matched by "
+                        "embedding; needs the artifact's soft cut-points and the [structure] "
+                        "extra) (default: exact)")
+    p.add_argument("--n-min", type=int_at_least(1), default=DEFAULT_N_MIN, metavar="N",
+                   help=f"queries a cluster needs to count as covered in SCC "
+                        f"(default: {DEFAULT_N_MIN})")
+    p.add_argument("--resamples", type=int_at_least(2), default=2000, metavar="B",
+                   help="stratified bootstrap resamples (default: 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--prediction-folder", metavar="DIR", default=None,
+                   help="the --prediction-folder of the mteb run, holding <Task>_per_query.csv "
+                        "(default: searched next to each results file and under its "
+                        "--output-folder)")
+    p.add_argument("--task", default=DEFAULT_TASK,
+                   help="the task whose results a folder argument stands for "
+                        f"(default: {DEFAULT_TASK})")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("stratify", help="add a strata block to MTEB results JSON files",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", nargs="+", help="MTEB results JSON files")
-    p.add_argument("--per-query", nargs="+", default=None,
-                   help="per-query CSV(s), one per results file, in the same order")
-    p.add_argument("--out", default=None,
-                   help="write to this folder instead of updating the files in place")
+                              description=__doc__, formatter_class=HelpFormatter)
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="TaskResult JSON files or mteb --output-folder folders")
+    p.add_argument("--per-query", nargs="+", default=None, metavar="CSV",
+                   help="per-query CSV(s), one per results file in the same order (default: "
+                        "found as described above)")
+    p.add_argument("-o", "--out", metavar="DIR", default=None,
+                   help="write updated copies into this folder (default: update the results "
+                        "files in place)")
     add_common(p)
     p.set_defaults(func=run)
     return p
 
 
+@dataclass(frozen=True)
+class ResultsInput:
+    """One TaskResult file with its model and the per-query CSV that belongs to it."""
+
+    path: str
+    data: dict
+    model: str
+    revision: str
+    per_query: str
+
+
+def expand_results(specs, task: str) -> list[str]:
+    """Result files for the RESULTS arguments: a folder stands for every ``task`` TaskResult
+    under it (mteb layout), a file for itself."""
+    from ..io.mteb_results import load_task_result, task_result_files
+
+    out: list[str] = []
+    for spec in specs:
+        if os.path.isdir(spec):
+            found, other = [], set()
+            for path in task_result_files(spec):
+                try:
+                    name = load_task_result(path)["task_name"]
+                except InputError:
+                    continue  # not a TaskResult: the folder may hold other JSON files
+                if name == task:
+                    found.append(str(path))
+                else:
+                    other.add(str(name))
+            if not found:
+                raise InputError(f"no {task} results under {spec}"
+                                 + (f" (it holds results of {', '.join(sorted(other))})"
+                                    if other else ""),
+                                 fix="give the --output-folder of an mteb run of this task, "
+                                     "or choose another one with --task")
+            out.extend(found)
+        elif not os.path.exists(spec):
+            raise InputError("results file not found", source=spec,
+                             fix="give <Task>.json of an mteb run, or its --output-folder")
+        else:
+            out.append(spec)
+    return out
+
+
+def resolve_inputs(paths, args, per_query=None) -> list[ResultsInput]:
+    """Load each results file and locate its per-query CSV (cheap: no structure, no model)."""
+    from ..io.mteb_results import find_per_query, load_task_result, model_of
+
+    if per_query is not None and len(per_query) != len(paths):
+        raise InputError(f"{len(per_query)} --per-query files for {len(paths)} results files",
+                         fix="give one per-query CSV per results file, in the same order")
+    out = []
+    for i, path in enumerate(paths):
+        data = load_task_result(path)
+        model, revision = model_of(path)
+        csv_path = per_query[i] if per_query else find_per_query(
+            path, _task_name(data, path), model=model, revision=revision,
+            prediction_folder=args.prediction_folder)
+        if not os.path.isfile(csv_path):
+            raise InputError("per-query file not found", source=csv_path,
+                             fix="give the <Task>_per_query.csv of this run")
+        out.append(ResultsInput(path, data, model, revision, csv_path))
+    return out
+
+
+def _task_name(data: dict, path: str) -> str:
+    """The TaskResult's task name, refused when it is not a plain file-name part (a name with
+    a path separator would make the per-query file name point elsewhere)."""
+    import re
+
+    name = str(data["task_name"])
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
+        raise InputError(f"task_name {name!r} is not a plain task name", source=path,
+                         fix="give a TaskResult file written by mteb run")
+    return name
+
+
+def read_values(item: ResultsInput, args) -> dict:
+    """The item's per-query values of ``args.measure``, checked against its results file."""
+    from ..io.mteb_results import check_matches_results, read_per_query_csv
+    from ..report.summary import metric_key
+
+    vals = read_per_query_csv(item.per_query, args.measure, split=args.split,
+                              model=item.model, revision=item.revision)
+    check_matches_results(vals, item.data, metric_key(args.measure), split=args.split,
+                          per_query_path=item.per_query, results_path=item.path)
+    return vals
+
+
 def check_options(args) -> None:
-    from ..core.strata import check_scheme
     from ..core.coverage import _check_n_min
+    from ..core.strata import check_scheme
     from ..report.summary import _check_alignment
     check_scheme(args.scheme)
     _check_alignment(args.alignment)
     _check_n_min(args.n_min)
     if args.resamples < 2:
         raise InputError("--resamples must be ≥ 2", fix="e.g. --resamples 2000")
+    for name in ("structure", "dataset"):
+        folder = getattr(args, name, None)
+        if folder is not None and not os.path.isdir(folder):
+            raise InputError(f"--{name} {folder} is not a folder",
+                             fix=f"give the {name} folder (or leave --{name} out for the "
+                                 "bundled NFCorpus)")
 
 
 _CONTEXT: dict = {}
@@ -74,8 +205,17 @@ def load_context(args):
 
 def _load_context(args):
     from ..io import bundled_path, load_beir
-    from ..report import strata_for_dataset
     from ..structure.artifact import StructureArtifact
+
+    if args.structure is None and args.dataset is None and args.alignment == "exact" \
+            and args.split == "test":
+        # the bundled NFCorpus test queries' entities are precomputed: no extractor runs
+        from ..report.bundled import bundled_strata
+
+        artifact, strata = bundled_strata("nfcorpus", "test")
+        return artifact, load_beir(bundled_path("nfcorpus"), "test"), strata
+    from ..report import strata_for_dataset
+
     art = (StructureArtifact.bundled("nfcorpus") if args.structure is None
            else StructureArtifact.load(args.structure))
     folder = args.dataset or bundled_path("nfcorpus")
@@ -86,32 +226,38 @@ def _load_context(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import (find_per_query, flat_strata_scores, load_results_json,
-                          read_per_query_csv, stratified_summary)
+    from ..report import flat_strata_scores, stratified_summary
+
     check_options(args)
-    if args.per_query is not None and len(args.per_query) != len(args.results):
-        raise InputError(f"{len(args.per_query)} --per-query files for {len(args.results)} "
-                         "results files", fix="give one per-query CSV per results file")
-    loaded = [load_results_json(p) for p in args.results]
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the copies")
+    items = resolve_inputs(expand_results(args.results, args.task), args, args.per_query)
+    values = [read_values(item, args) for item in items]  # every input checked first
     art, data, strata = load_context(args)
-    for i, (path, res) in enumerate(zip(args.results, loaded)):
-        pq = args.per_query[i] if args.per_query else find_per_query(path, res["task_name"])
-        vals = read_per_query_csv(pq, args.measure, split=args.split)
+    names = [os.path.basename(i.path) for i in items]
+    if args.out is not None and len(set(names)) < len(names):
+        raise InputError("several results files share a file name, so their copies in "
+                         f"{args.out} would overwrite each other",
+                         fix="stratify them in place (leave out -o/--out), or one at a time")
+    for item, vals in zip(items, values):
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, n_resamples=args.resamples, seed=args.seed)
+        res = item.data
         res.setdefault("strata", {})[args.split] = block
         flat = flat_strata_scores(block, args.measure)
         for entry in res["scores"].get(args.split, []):
             entry.update(flat)
-        target = path if args.out is None else os.path.join(args.out, os.path.basename(path))
+        target = item.path if args.out is None else os.path.join(args.out,
+                                                                 os.path.basename(item.path))
         if args.out:
             os.makedirs(args.out, exist_ok=True)
-        tmp = target + ".tmp"
+        tmp = f"{target}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=2, default=str)
         os.replace(tmp, target)
         post = block["estimates"]["expected"]["analytic"].get("post_stratified", {})
-        print(f"{target}: {block['n_queries']} queries ({block['n_excluded']} excluded), "
+        print(f"{target}: {item.model}: {block['n_queries']} queries "
+              f"({block['n_excluded']} excluded), "
               f"MSC {block['coverage']['cluster']['msc']:.3f}, "
               f"SCC {block['coverage']['cluster']['scc']:.3f}, pooled "
               f"{block['estimates']['expected']['analytic']['pooled']['estimate']:.4f}, "

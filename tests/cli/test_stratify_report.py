@@ -69,9 +69,9 @@ def test_stratify_per_query_path_and_out(tmp_path, qids):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--scheme", "topics"], "unknown stratum scheme"),
-    (["--n-min", "0"], "n_min must be an integer ≥ 1"),
-    (["--alignment", "fuzzy"], "unknown alignment 'fuzzy'"),
+    (["--scheme", "topics"], "argument --scheme: invalid choice: 'topics'"),
+    (["--n-min", "0"], "argument --n-min: must be an integer >= 1, got 0"),
+    (["--alignment", "fuzzy"], "argument --alignment: invalid choice: 'fuzzy'"),
 ])
 def test_stratify_bad_options(tmp_path, qids, capsys, extra, message):
     path, _ = _results(tmp_path / "c", qids, 3)
@@ -112,3 +112,129 @@ def test_report_two_systems(tmp_path, qids):
     assert html.count("<svg") >= 4 and "org/model-a" in html
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "Decision stability" in md and "| B | pooled |" in md
+
+
+def _mteb_layout(out, qids, seed, *, model="org/model-a", revision="rev1", pred=None,
+                 expected_key=True):
+    """`mteb run --output-folder OUT --prediction-folder PRED`: the TaskResult under
+    OUT/results/<model>/<revision>/, the per-query CSV (with model columns) in PRED."""
+    folder = out / "results" / model.replace("/", "__") / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model_meta.json").write_text(json.dumps({"name": model, "revision": revision}))
+    pred = pred or out / "pred"
+    pred.mkdir(parents=True, exist_ok=True)
+    csv_path = pred / "StratifiedNFCorpus_per_query.csv"
+    rng = np.random.default_rng(seed)
+    rows = []
+    if csv_path.exists():
+        rows = list(csv.reader(open(csv_path)))[1:]
+    values = rng.uniform(0, 1, len(qids))
+    for q, e in zip(qids, values):
+        rows.append([model, revision, "default", "test", q, "nDCG@10", e, e, e, e, 0.0, 0.0])
+    with open(csv_path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["model", "revision", "hf_subset", "hf_split", "qid", "measure", "expected",
+                    "min", "max", "oblivious", "range", "bias"])
+        w.writerows(rows)
+    entry = {"ndcg_at_10": 0.3, "main_score": 0.3, "hf_subset": "default"}
+    if expected_key:
+        entry["ndcg_at_10_expected"] = round(float(values.mean()), 6)
+    res = {"task_name": "StratifiedNFCorpus", "dataset_revision": "x", "mteb_version": "2",
+           "scores": {"test": [entry]}}
+    path = folder / "StratifiedNFCorpus.json"
+    path.write_text(json.dumps(res))
+    return path, csv_path
+
+
+def test_stratify_finds_the_per_query_csv_in_the_prediction_folder(tmp_path, qids, capsys):
+    """The README layout: the CSV is in OUT/pred, not next to the results file; an output
+    folder argument stands for every StratifiedNFCorpus result in it."""
+    out = tmp_path / "runs"
+    a, _ = _mteb_layout(out, qids, 1, model="org/a")
+    b, _ = _mteb_layout(out, qids, 2, model="org/b")  # the same prediction folder, two models
+    assert main(["stratify", str(out), "--resamples", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "org/a" in printed and "org/b" in printed
+    for path, seed in ((a, 1), (b, 2)):
+        block = json.loads(path.read_text())["strata"]["test"]
+        expected = np.random.default_rng(seed).uniform(0, 1, N).mean()
+        assert block["estimates"]["expected"]["analytic"]["pooled"]["estimate"] == \
+            pytest.approx(expected, abs=1e-12)  # each model's own rows
+
+
+def test_stratify_prediction_folder_flag_and_its_errors(tmp_path, qids, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 3, pred=elsewhere)
+    assert main(["stratify", str(path), "--resamples", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "no StratifiedNFCorpus_per_query.csv with rows of model org/model-a" in err
+    assert "--prediction-folder" in err
+    assert main(["stratify", str(path), "--resamples", "20",
+                 "--prediction-folder", str(elsewhere)]) == 0
+    capsys.readouterr()
+    assert main(["stratify", str(path), "--prediction-folder", str(tmp_path)]) == 2
+    assert "no StratifiedNFCorpus_per_query.csv in the prediction folder" in \
+        capsys.readouterr().err
+
+
+def test_a_per_query_csv_of_another_run_is_refused(tmp_path, qids, capsys):
+    """The CSV's mean must equal the results file's score: a stale CSV is never used."""
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 4)
+    data = json.loads(path.read_text())
+    data["scores"]["test"][0]["ndcg_at_10_expected"] += 0.01
+    path.write_text(json.dumps(data))
+    assert main(["stratify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "do not match the results file" in err and "comes from another run" in err
+
+
+def test_a_folder_without_results_of_the_task(tmp_path, qids, capsys):
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 5)
+    data = json.loads(path.read_text())
+    data["task_name"] = "NFCorpus"
+    path.write_text(json.dumps(data))
+    assert main(["stratify", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "no StratifiedNFCorpus results under" in err and "NFCorpus" in err
+
+
+def test_a_task_name_with_a_path_is_refused(tmp_path, qids, capsys):
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 6)
+    data = json.loads(path.read_text())
+    data["task_name"] = "../../../etc/StratifiedNFCorpus"
+    path.write_text(json.dumps(data))
+    assert main(["stratify", str(path)]) == 2
+    assert "is not a plain task name" in capsys.readouterr().err
+
+
+def test_report_folder_and_trec_run(tmp_path, qids):
+    out = tmp_path / "runs"
+    _mteb_layout(out, qids, 7, model="org/a")
+    run = tmp_path / "bm25.trec"
+    run.write_text("".join(f"{q} Q0 MED-10 1 1.0 bm25\n" for q in qids))
+    html = tmp_path / "r" / "report.html"
+    assert main(["report", str(out), str(run), "-o", str(html), "--resamples", "20",
+                 "--n-min", "2"]) == 0
+    text = html.read_text()
+    assert "org/a" in text and "bm25" in text
+
+
+def test_inputs_are_checked_before_anything_heavy_loads(tmp_path):
+    """A missing input fails at once: the structure, spaCy and matplotlib are not loaded."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from mteb_stratified.cli.main import main; "
+            f"rc = main(['report', {str(tmp_path / 'missing.json')!r}]); "
+            "heavy = [m for m in ('spacy', 'matplotlib', 'torch', "
+            "'mteb_stratified.structure.artifact') if m in sys.modules]; "
+            "print(rc, heavy)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split("\n")[0] == "2 []", proc.stdout + proc.stderr
+    assert "file or folder not found" in proc.stderr
+    code = code.replace("'report'", "'stratify'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.split("\n")[0] == "2 []", proc.stdout + proc.stderr
+    assert "results file not found" in proc.stderr

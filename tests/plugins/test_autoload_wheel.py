@@ -1,8 +1,12 @@
 """The auto-load hook, tested from a built wheel installed in a fresh virtualenv.
 
 Builds the wheel from the repository (``pip wheel --no-build-isolation``, a copy of the tree so
-the checkout stays clean), installs it with ``--no-deps`` into a ``--system-site-packages``
-venv (mteb, torch and the packaged MiniLM come from the system), then, in subprocesses:
+the checkout stays clean), installs it with ``--no-deps`` into a fresh venv whose only other
+packages are those of the interpreter running the tests (mteb, torch and the packaged MiniLM:
+a ``.pth`` file lists that interpreter's site-packages after the venv's own).  That works
+whether the tests run in the system Python or inside a venv; ``--system-site-packages`` would
+reach the *base* interpreter from inside a venv, where mteb is not installed.  Then, in
+subprocesses:
 
 * interpreter start imports neither mteb nor torch (only the tiny hook module);
 * the stock ``python -m mteb available-tasks`` lists ``StratifiedNFCorpus``;
@@ -59,14 +63,29 @@ def wheel_venv(tmp_path_factory):
     assert "_mteb_stratified_autoload.py" in names
     assert any(n.startswith("mteb_stratified/data/nfcorpus/") for n in names)
     env_dir = work / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
+    _inherit_site_packages(py)
     # --ignore-installed: a copy in the system site-packages must not satisfy the install
     proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--ignore-installed",
                            "-q", str(wheels[0])],
                           capture_output=True, text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     return py, work
+
+
+def _inherit_site_packages(py) -> None:
+    """Make the venv of ``py`` see this interpreter's packages, after its own."""
+    import site
+
+    outer = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        outer.append(site.getusersitepackages())
+    proc = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"],
+                          capture_output=True, text=True, timeout=60, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    own = Path(proc.stdout.strip())
+    (own / "_outer_site_packages.pth").write_text("".join(f"{p}\n" for p in outer))
 
 
 def _run(py, args, cwd, timeout=600, **env):

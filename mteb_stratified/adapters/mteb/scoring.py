@@ -6,6 +6,8 @@ leaderboard can share it.  Key names and their meaning: :mod:`._keys`.
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -61,25 +63,35 @@ def tie_aware_scores(result, k_values: Sequence[int], *, top_k: int | None = Non
     return out
 
 
-def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str) -> Path:
+def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str,
+                    model: str = "", revision: str = "") -> Path:
     """Write (or update) the per-query file: one CSV row per query and measure.
 
-    Columns: ``hf_subset, hf_split, qid, measure, expected, min, max, oblivious, range, bias``.
-    Rows of the same subset and split are replaced, others kept, so a multi-subset task ends
-    with one file.
+    Columns: ``model, revision, hf_subset, hf_split, qid, measure, expected, min, max,
+    oblivious, range, bias`` (``model``/``revision`` as in mteb's results folder, so
+    ``stratify`` and ``report`` find the rows of a TaskResult file).  Rows of the same model,
+    revision, subset and split are replaced, others kept, so several models and subsets can
+    share one prediction folder.
     """
     import pandas as pd
 
     frame = result.to_dataframe()
     frame.insert(0, "hf_split", hf_split)
     frame.insert(0, "hf_subset", hf_subset)
+    frame.insert(0, "revision", revision)
+    frame.insert(0, "model", model)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
-        old = pd.read_csv(path, dtype={"qid": str, "hf_subset": str, "hf_split": str})
-        keep = ~((old["hf_subset"] == hf_subset) & (old["hf_split"] == hf_split))
-        frame = pd.concat([old[keep], frame], ignore_index=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
+        old = pd.read_csv(path, dtype={"qid": str, "hf_subset": str, "hf_split": str,
+                                       "model": str, "revision": str}, keep_default_na=False)
+        for col in ("model", "revision"):  # a file written before these columns existed
+            if col not in old:
+                old.insert(0, col, "")
+        same = (old["hf_subset"] == hf_subset) & (old["hf_split"] == hf_split)
+        same &= ((old["model"] == model) & (old["revision"] == revision)) | (old["model"] == "")
+        frame = pd.concat([old[~same], frame], ignore_index=True)
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
     frame.to_csv(tmp, index=False)
     tmp.replace(path)
     return path

@@ -88,7 +88,9 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
         base.update(flat_strata_scores(block, STRATA_MEASURE))
     if prediction_folder is not None:
         path = Path(prediction_folder) / f"{task.metadata.name}_per_query.csv"
-        write_per_query(result, path, hf_subset=hf_subset, hf_split=hf_split)
+        model, revision = getattr(task, "_tie_model", ("", ""))
+        write_per_query(result, path, hf_subset=hf_subset, hf_split=hf_split, model=model,
+                        revision=revision)
         if block is not None:
             import json
 
@@ -147,6 +149,14 @@ def strata_scores(result, strata: Mapping[str, str] | None, main_score: str) -> 
     return out
 
 
+def model_identity(model) -> tuple[str, str]:
+    """(name, revision) of a model as mteb's results folder records it."""
+    meta = getattr(model, "mteb_model_meta", None)
+    name = getattr(meta, "name", None) or ""
+    revision = getattr(meta, "revision", None) or ("no_revision_available" if name else "")
+    return str(name), str(revision)
+
+
 class TieAwareRetrievalMixin:
     """Mixin over ``AbsTaskRetrieval``: exact search + tie-aware scores (see module doc).
 
@@ -161,6 +171,7 @@ class TieAwareRetrievalMixin:
 
     def _evaluate_subset(self, model, data_split, *, prediction_folder=None, **kwargs: Any):
         self._tie_prediction_folder = Path(prediction_folder) if prediction_folder else None
+        self._tie_model = model_identity(model)
         model, self._tie_exact_used = wrap_for_exact_search(self, model)
         return super()._evaluate_subset(model, data_split, prediction_folder=prediction_folder,
                                         **kwargs)

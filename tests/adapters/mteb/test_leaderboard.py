@@ -86,3 +86,62 @@ def test_leaderboard_cli_exit_code_on_bad_input(tmp_path):
                            str(tmp_path / "missing")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "results folder not found" in proc.stderr and "fix:" in proc.stderr
+
+
+def _strata_scores(post):
+    return {"strata_post_stratified_ndcg_at_10_expected": post,
+            "strata_post_stratified_ndcg_at_10_expected_ci_low": post - 0.05,
+            "strata_post_stratified_ndcg_at_10_expected_ci_high": post + 0.05,
+            "strata_pooled_ndcg_at_10_expected": post + 0.01, "strata_msc": 0.25,
+            "strata_scc": 0.5, "strata_uncovered_weight": 0.2}
+
+
+def test_leaderboard_reads_the_readme_layout_and_skips_its_own_files(tmp_path, capsys):
+    """`--output-folder runs --prediction-folder runs/pred`: the prediction folder holds the
+    predictions, the per-query CSV and the strata block, none of them a TaskResult."""
+    from mteb_stratified.cli.main import main
+
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus", {**_scores(0.3, 0.3),
+                                                            **_strata_scores(0.28)})
+    pred = tmp_path / "pred"
+    pred.mkdir()
+    (pred / "StratifiedNFCorpus_predictions.json").write_text('{"default": {"test": {}}}')
+    (pred / "StratifiedNFCorpus_strata_test.json").write_text('{"measure": "nDCG@10"}')
+    (pred / "StratifiedNFCorpus_per_query.csv").write_text("qid\n")
+    assert main(["leaderboard", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("| rank"))
+    # the compact default: E, range, bias and one stratified estimate; short headers
+    assert header == "| rank | model | revision | E | range | bias | corpus-weighted E |"
+    assert "0.2800" in printed and "StratifiedNFCorpus" in printed
+
+
+def test_leaderboard_columns_option_and_full_csv(tmp_path, capsys):
+    from mteb_stratified.cli.main import main
+
+    _write_result(tmp_path, "org/a", "T1", {**_scores(0.3, 0.31), **_strata_scores(0.28)})
+    _write_result(tmp_path, "org/a", "T2", _scores(0.5, 0.5))
+    assert main(["leaderboard", str(tmp_path), "--columns", "expected", "oblivious",
+                 "strata_msc", "-o", str(tmp_path / "lb")]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("| rank"))
+    assert header == ("| rank | model | revision | T1 E | T1 oblivious | T1 MSC | T2 E | "
+                      "T2 oblivious | T2 MSC | mean E |")
+    import pandas as pd
+
+    frame = pd.read_csv(tmp_path / "lb" / "leaderboard.csv")  # every column, full names
+    assert {"T1 expected", "T1 strata_post_stratified_ci_high", "T2 tied_share",
+            "mean_expected"} <= set(frame.columns)
+    with pytest.raises(SystemExit) as err:
+        main(["leaderboard", str(tmp_path), "--columns", "ndcg"])
+    assert err.value.code == 2
+    assert "invalid choice: 'ndcg'" in capsys.readouterr().err
+
+
+def test_leaderboard_out_must_be_a_folder(tmp_path, capsys):
+    from mteb_stratified.cli.main import main
+
+    _write_result(tmp_path, "org/a", "T", _scores(0.3, 0.3))
+    (tmp_path / "file").write_text("x")
+    assert main(["leaderboard", str(tmp_path), "-o", str(tmp_path / "file")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err

@@ -61,6 +61,7 @@ def test_dtype_names():
         pt.dtype_name("fp8")
 
 
+@pytest.mark.cpu_only
 def test_unsupported_device_gives_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")

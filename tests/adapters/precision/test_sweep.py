@@ -153,6 +153,7 @@ def test_cli_parser_and_standalone_help():
     assert out.returncode == 0 and "--regimes" in out.stdout
 
 
+@pytest.mark.cpu_only
 def test_gpu_benchmark_skips_cleanly_without_cuda():
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: the benchmark would run")
@@ -161,6 +162,7 @@ def test_gpu_benchmark_skips_cleanly_without_cuda():
     assert out.returncode == 0 and "skipped" in out.stdout
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_hps_on_gpu_scores_in_fp32():
     from mteb_stratified.adapters.precision import scoring

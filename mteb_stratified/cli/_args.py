@@ -1,0 +1,52 @@
+"""Shared argparse pieces: range-checked number types and the help formatter.
+
+A bad number is refused by argparse itself (``error: argument --depth: must be an integer >= 1,
+got -3``, exit 2), before anything is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+__all__ = ["int_at_least", "float_in", "HelpFormatter"]
+
+
+def int_at_least(low: int, high: int | None = None):
+    """An argparse ``type``: an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_in(low: float, high: float | None = None, *, low_open: bool = False):
+    """An argparse ``type``: a finite number in ``[low, high]`` (``(low, high]`` with
+    ``low_open``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        bad_low = value <= low if low_open else value < low
+        if not math.isfinite(value) or bad_low or (high is not None and value > high):
+            lo = "(" if low_open else "["
+            bound = f"> {low}" if low_open and high is None else (
+                f">= {low}" if high is None else f"in {lo}{low}, {high}]")
+            raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's line breaks (examples, lists) and wraps option help."""

@@ -1,0 +1,286 @@
+"""MTEB output folders: TaskResult files, the model they belong to, and our per-query CSV.
+
+Plain json/csv, no mteb import.  ``mteb run --output-folder OUT --prediction-folder PRED``
+writes::
+
+    OUT/results/<org__model>/<revision>/<Task>.json   TaskResult (+ model_meta.json beside it)
+    PRED/<Task>_predictions.json                      mteb's saved run (model name, revision)
+    PRED/<Task>_per_query.csv                         ours: per-query tie-aware values
+    PRED/<Task>_strata_<split>.json                   ours: the strata block (bundled strata)
+
+The per-query CSV has one row per (model, revision, subset, split, query, measure); several
+models can share one prediction folder.  :func:`find_per_query` locates the CSV of a TaskResult
+file: ``--prediction-folder`` when given, else next to the results file, else anywhere under
+the output folder ``OUT`` (outside ``OUT/results``); the CSV must hold rows of the results
+file's model and revision.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+from ..core.errors import InputError
+
+__all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
+           "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
+           "check_matches_results", "PER_QUERY_KEYS"]
+
+#: The tie-aware values of one measure and query in the per-query CSV.
+PER_QUERY_KEYS = ("expected", "min", "max", "oblivious")
+
+_OWN_NAMES = {"model_meta.json"}
+_OWN_SUFFIXES = ("_predictions.json",)
+_OWN_PATTERN = re.compile(r".+_strata_[^/]+\.json")
+#: How deep under the output folder the per-query CSV is looked for.
+_SEARCH_DEPTH = 4
+
+
+def per_query_name(task_name: str) -> str:
+    """``<Task>_per_query.csv``."""
+    return f"{task_name}_per_query.csv"
+
+
+def load_task_result(path) -> dict:
+    """A TaskResult JSON (``task_name`` and ``scores``), or a clear :class:`InputError`."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except IsADirectoryError:
+        raise InputError("is a folder, not a results file", source=path,
+                         fix="give <Task>.json, or the mteb --output-folder where a command "
+                             "takes a folder") from None
+    except FileNotFoundError:
+        raise InputError("results file not found", source=path,
+                         fix="give <Task>.json of an mteb run (OUT/results/<model>/<revision>/)"
+                         ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise InputError(f"cannot read results file ({reason})", source=path,
+                         fix="check the file permissions, or give an MTEB results JSON") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"corrupt results file: not valid JSON ({exc.msg}, column {exc.colno})",
+                         source=path, line=exc.lineno,
+                         fix="delete the file and re-run the task (mteb run ... "
+                             "--overwrite-strategy always), or restore it from a backup") from None
+    if not isinstance(data, dict) or "scores" not in data or "task_name" not in data:
+        raise InputError("not an MTEB TaskResult file (no 'task_name'/'scores' keys)",
+                         source=path,
+                         fix="give <Task>.json from the results/ folder that `mteb run "
+                             "--output-folder` wrote")
+    return data
+
+
+def is_own_file(path) -> bool:
+    """JSON files an MTEB run or this package writes beside TaskResults (not TaskResults)."""
+    name = Path(path).name
+    return (name in _OWN_NAMES or name.endswith(_OWN_SUFFIXES)
+            or bool(_OWN_PATTERN.fullmatch(name)))
+
+
+def task_result_files(root) -> list[Path]:
+    """Candidate TaskResult files under an output folder: ``root/results/**.json`` when that
+    folder exists (mteb's layout; prediction folders are then not read), else
+    ``root/**.json``; the files of :func:`is_own_file` are left out."""
+    root = Path(root).expanduser()
+    if not root.exists():
+        raise InputError(f"results folder not found: {root}",
+                         fix="give the --output-folder of `mteb run` (default: ./results)")
+    if not root.is_dir():
+        raise InputError(f"{root} is a file, not a results folder",
+                         fix="give the folder that `mteb run --output-folder` wrote")
+    base = root / "results" if (root / "results").is_dir() else root
+    return sorted(p for p in base.rglob("*.json") if not is_own_file(p))
+
+
+def model_of(path) -> tuple[str, str]:
+    """(model name, revision) of a TaskResult file: its ``model_meta.json``, else the folder
+    names ``<org__model>/<revision>/``."""
+    path = Path(path)
+    meta_path = path.parent / "model_meta.json"
+    if meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            return (str(meta.get("name") or path.parent.parent.name.replace("__", "/")),
+                    str(meta.get("revision") or path.parent.name))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            pass
+    return path.parent.parent.name.replace("__", "/"), path.parent.name
+
+
+def output_folder_of(results_path) -> Path | None:
+    """``OUT`` of ``OUT/results/<model>/<revision>/<Task>.json``, or None for another layout."""
+    parts = Path(os.path.abspath(os.fspath(results_path))).parents
+    for folder in list(parts)[:4]:
+        if folder.name == "results":
+            return folder.parent
+    return None
+
+
+def _csv_models(path: Path) -> set | None:
+    """The (model, revision) pairs of a per-query CSV; None for a CSV without those columns
+    (written before they existed: it may belong to any model)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames or "model" not in reader.fieldnames:
+                return None
+            return {(row.get("model") or "", row.get("revision") or "") for row in reader}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
+def _candidates(folder: Path, name: str) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        depth = len(Path(dirpath).relative_to(folder).parts)
+        if depth == 0 and "results" in dirnames:
+            dirnames.remove("results")  # the TaskResults, never the prediction folder
+        if depth >= _SEARCH_DEPTH:
+            dirnames[:] = []
+        dirnames.sort()
+        if name in filenames:
+            out.append(Path(dirpath) / name)
+    return out
+
+
+def find_per_query(results_path, task_name: str, *, model: str | None = None,
+                   revision: str | None = None, prediction_folder=None) -> str:
+    """The per-query CSV of a TaskResult file (see the module docstring for the search).
+
+    ``model``/``revision`` default to :func:`model_of` the results file; a CSV with rows of
+    other models only is never taken.
+    """
+    results_path = Path(os.fspath(results_path))
+    name = per_query_name(task_name)
+    if model is None:
+        model, revision = model_of(results_path)
+    want = (model, revision)
+    if prediction_folder is not None:
+        cand = Path(prediction_folder).expanduser() / name
+        if not cand.is_file():
+            raise InputError(f"no {name} in the prediction folder {prediction_folder}",
+                             source=str(results_path),
+                             fix="give the --prediction-folder that `mteb run` wrote for this "
+                                 "model, or re-run mteb with --prediction-folder DIR")
+        models = _csv_models(cand)
+        if models is not None and want not in models and ("", "") not in models:
+            raise InputError(f"{cand} holds no rows of model {model} (revision {revision})",
+                             source=str(results_path),
+                             fix="give the prediction folder of this model's run")
+        return str(cand)
+    searched = [results_path.parent]
+    found = [results_path.parent / name] if (results_path.parent / name).is_file() else []
+    out = output_folder_of(results_path)
+    if not found and out is not None:
+        searched.append(out)
+        found = _candidates(out, name)
+    models = {p: _csv_models(p) for p in found}
+    matching = [p for p in found if models[p] is None or want in models[p]
+                or ("", "") in models[p]]
+    exact = [p for p in matching if models[p] is not None and want in models[p]]
+    if len(exact) == 1 or (len(matching) == 1 and not exact):
+        return str(exact[0] if exact else matching[0])
+    if len(exact) > 1 or len(matching) > 1:
+        listed = ", ".join(str(p) for p in (exact or matching))
+        raise InputError(f"several {name} files could belong to model {model}: {listed}",
+                         source=str(results_path),
+                         fix="pass --prediction-folder DIR (the one mteb wrote for this run)")
+    where = " and ".join(str(p) for p in searched)
+    raise InputError(f"no {name} with rows of model {model} (revision {revision}) in {where}",
+                     source=str(results_path),
+                     fix="run mteb with --prediction-folder DIR (the per-query values are "
+                         "written there), then pass --prediction-folder DIR if it lies "
+                         "outside the --output-folder; or pass the CSV with --per-query")
+
+
+def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = None,
+                       subset: str | None = None, model: str | None = None,
+                       revision: str | None = None) -> dict:
+    """``{key: {qid: value}}`` (expected/min/max/oblivious and bias = oblivious − expected) of
+    one measure from a per-query CSV (columns ``[model, revision,] hf_subset, hf_split, qid,
+    measure, expected, min, max, oblivious, ...``), restricted to ``model``/``revision`` when
+    the CSV records them."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError("per-query file not found", source=path,
+                         fix="pass the <Task>_per_query.csv written into mteb's "
+                             "--prediction-folder")
+    out = {k: {} for k in PER_QUERY_KEYS}
+    measures = set()
+    models = set()
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            need = {"qid", "measure", *PER_QUERY_KEYS}
+            if not reader.fieldnames or not need <= set(reader.fieldnames):
+                raise InputError(f"not a per-query CSV (needs columns {sorted(need)})",
+                                 source=path,
+                                 fix="use the <Task>_per_query.csv of a Stratified* task run")
+            by_model = model is not None and "model" in reader.fieldnames
+            for line, row in enumerate(reader, start=2):
+                measures.add(row["measure"])
+                if by_model and row.get("model"):  # an empty model: written without one
+                    models.add(row.get("model"))
+                    if row.get("model") != model or (revision is not None
+                                                     and row.get("revision") != revision):
+                        continue
+                if row["measure"] != measure:
+                    continue
+                if split is not None and row.get("hf_split", split) != split:
+                    continue
+                if subset is not None and row.get("hf_subset", subset) != subset:
+                    continue
+                q = row["qid"]
+                if q in out["expected"]:
+                    raise InputError(f"query {q!r} listed twice for {measure}", source=path,
+                                     line=line, fix="pass --split/--subset to pick one "
+                                                    "evaluation")
+                for k in PER_QUERY_KEYS:
+                    try:
+                        v = float(row[k])
+                    except (TypeError, ValueError):
+                        raise InputError(f"non-numeric {k} {row[k]!r}", source=path, line=line,
+                                         fix="regenerate the per-query file") from None
+                    if not math.isfinite(v):
+                        raise InputError(f"non-finite {k}", source=path, line=line,
+                                         fix="regenerate the per-query file")
+                    out[k][q] = v
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=path,
+                         fix="give the per-query CSV that the run wrote") from None
+    if not out["expected"]:
+        if model is not None and models and model not in models:
+            raise InputError(f"no rows of model {model} (has: {', '.join(sorted(models))})",
+                             source=path, fix="give the per-query CSV of this model's run")
+        raise InputError(f"no rows for measure {measure!r} (has: {', '.join(sorted(measures))})",
+                         source=path, fix="pick one of the listed measures with --measure")
+    out["bias"] = {q: out["oblivious"][q] - v for q, v in out["expected"].items()}
+    return out
+
+
+def check_matches_results(values: dict, task_result: dict, score_key: str, *, split: str,
+                          per_query_path: str, results_path: str, tolerance: float = 1e-6) -> None:
+    """The per-query values must average to the TaskResult's ``<score_key>_expected`` (mteb
+    rounds scores to 6 decimals): otherwise the CSV comes from another run (an earlier run of
+    the same model, a query subset, another model in a shared prediction folder)."""
+    entries = task_result.get("scores", {}).get(split) or []
+    stored = [e.get(f"{score_key}_expected") for e in entries if isinstance(e, dict)]
+    stored = [float(v) for v in stored if isinstance(v, (int, float))]
+    if len(stored) != 1 or not values.get("expected"):
+        return  # several subsets, or no tie-aware key: nothing to compare with
+    mean = math.fsum(values["expected"].values()) / len(values["expected"])
+    if abs(mean - stored[0]) > tolerance:
+        raise InputError(
+            f"the per-query values ({len(values['expected'])} queries, mean {score_key}_expected "
+            f"{mean:.6f}) do not match the results file ({stored[0]:.6f} in {results_path}): "
+            "the CSV comes from another run", source=per_query_path,
+            fix="re-run mteb with --prediction-folder, or pass the CSV of this run with "
+                "--per-query / --prediction-folder")
