@@ -8,6 +8,7 @@ import sys
 
 from ..api import DEFAULT_MEASURES, evaluate
 from ..core.evaluate import IDEALS, OBLIVIOUS_ORDERS
+from ._args import int_at_least
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -19,24 +20,31 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--qrels", required=True, help="qrels file (TREC, BEIR TSV or JSON)")
     p.add_argument("--run", required=True, help="run file (TREC or JSON)")
     p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES), metavar="MEASURE",
-                   help="ir_measures-style names (default: %(default)s)")
+                   help="ir_measures-style names, e.g. nDCG@10 RR@10 R@100 P(rel=2)@10 "
+                        f"(default: {' '.join(DEFAULT_MEASURES)})")
     p.add_argument("--per-query", action="store_true", help="also report every query")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--relevance-level", type=int, default=1, metavar="N",
-                   help="minimum grade of a relevant document (trec_eval -l; default 1)")
+                   help="minimum grade of a relevant document (trec_eval -l) (default: 1)")
     p.add_argument("--oblivious", choices=OBLIVIOUS_ORDERS, default="trec_eval",
-                   help="tie-oblivious order to compare with (default trec_eval)")
+                   help="tie-oblivious order to compare with: trec_eval (score, then doc id "
+                        "descending) or input (file order) (default: trec_eval)")
     p.add_argument("--ideal", choices=IDEALS, default="qrels",
-                   help="IDCG from all judged documents (qrels, trec_eval) or the candidates")
+                   help="IDCG from all judged documents (qrels, as trec_eval) or from the "
+                        "retrieved candidates (default: qrels)")
     p.add_argument("-c", "--missing-as-zero", action="store_true",
                    help="score qrels queries missing from the run as 0 (trec_eval -c)")
-    p.add_argument("--depth", type=int, default=None,
-                   help="retrieval depth for the truncated-tie flag (default: longest list)")
+    p.add_argument("--depth", type=int_at_least(1), default=None, metavar="K",
+                   help="retrieval depth for the truncated-tie flag (default: the longest "
+                        "list)")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core import parse_measures
+
+    parse_measures(args.measures)  # a wrong name fails before any file is read
     result = evaluate(args.qrels, args.run, args.measures, relevance_level=args.relevance_level,
                       oblivious=args.oblivious, ideal=args.ideal,
                       missing="zero" if args.missing_as_zero else "skip", depth=args.depth)

@@ -1,10 +1,11 @@
-"""``mteb-stratified generate``: coverage-aware query generation with LLM verification.
+"""mteb-stratified generate: coverage-aware query generation with LLM verification.
 
-Writes an augmented BEIR dataset to ``--out`` (original + verified generated queries, marked by
-``origin``; ``qrels/<split>.tsv``, ``qrels/original.tsv``, ``qrels/generated.tsv``), every
-candidate with its verdict (``candidates.jsonl``) and the before/after coverage report
-(``coverage.json``, ``coverage.md``).  LLM answers are cached in SQLite: rerun the same command
-after a crash and it resumes without repeating a finished call, with the same output.
+Writes an augmented BEIR dataset to -o/--out: the original and the verified generated queries
+(queries.jsonl, each marked by "origin"), qrels/<split>.tsv, qrels/original.tsv and
+qrels/generated.tsv, every candidate with its verdict (candidates.jsonl) and the before/after
+coverage report (coverage.json, coverage.md). LLM answers are cached in SQLite: rerun the same
+command after a crash and it resumes without repeating a finished call, with the same output.
+Needs the [llm], [bm25] and [structure] extras.
 """
 
 from __future__ import annotations
@@ -15,76 +16,95 @@ import os
 import sys
 
 from ..core import DEFAULT_N_MIN, InputError
+from ._args import HelpFormatter, float_in, int_at_least
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("generate", help="generate verified queries for uncovered strata",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--dataset", required=True, metavar="DIR_OR_TASK",
                    help="BEIR folder (corpus, queries, qrels) or a bundled dataset (nfcorpus)")
-    p.add_argument("--split", default="test", help="the original query set (default test)")
-    p.add_argument("--structure", required=True,
+    p.add_argument("--split", default="test",
+                   help="the original query set (default: test)")
+    p.add_argument("--structure", required=True, metavar="DIR",
                    help="structure artifact folder of the corpus ('bundled' for the bundled "
                         "NFCorpus structure)")
-    p.add_argument("--budget", type=int, required=True,
+    p.add_argument("--budget", type=int, required=True, metavar="CALLS",
                    help="LLM calls at most (writer + judge + verifier, cached ones included)")
-    p.add_argument("--max-tokens-total", type=int, default=None, help="token budget")
-    p.add_argument("--out", required=True, help="output folder (augmented BEIR dataset)")
+    p.add_argument("--max-tokens-total", type=int_at_least(1), default=None, metavar="N",
+                   help="token budget (default: none)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR",
+                   help="output folder (augmented BEIR dataset)")
     llm = p.add_argument_group("LLM endpoint (OpenAI-compatible: vLLM, OpenAI, "
                                "transformers serve, llama.cpp)")
-    llm.add_argument("--base-url", default=None, help="endpoint (default $OPENAI_BASE_URL)")
-    llm.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
+    llm.add_argument("--base-url", default=None,
+                     help="endpoint (default: $OPENAI_BASE_URL)")
+    llm.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
     llm.add_argument("--api-key", default=None,
-                     help="API key (default $OPENAI_API_KEY; any value for a local server)")
-    llm.add_argument("--timeout", type=float, default=60.0, help="request timeout (s)")
-    llm.add_argument("--max-retries", type=int, default=5, help="retries per request")
-    llm.add_argument("--cache", default=None,
-                     help="SQLite answer cache (default OUT/generate_cache.sqlite)")
-    llm.add_argument("--price-in", type=float, default=0.0, help="USD per 1M prompt tokens")
-    llm.add_argument("--price-out", type=float, default=0.0, help="USD per 1M completion tokens")
+                     help="API key (default: $OPENAI_API_KEY; any value for a local server)")
+    llm.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
+                     help="request timeout in seconds (default: 60)")
+    llm.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
+                     help="retries per request (default: 5)")
+    llm.add_argument("--cache", default=None, metavar="FILE",
+                     help="SQLite answer cache (default: OUT/generate_cache.sqlite)")
+    llm.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
+                     help="USD per 1M prompt tokens, for the cost line (default: 0)")
+    llm.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
+                     help="USD per 1M completion tokens (default: 0)")
     g = p.add_argument_group("targets, seeds and pooling")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--n-min", type=int, default=DEFAULT_N_MIN,
-                   help=f"queries a cluster needs (SCC; default {DEFAULT_N_MIN})")
-    g.add_argument("--target-msc", type=float, default=0.9, help="stop at this MSC (default 0.9)")
-    g.add_argument("--target-scc", type=float, default=0.5, help="stop at this SCC (default 0.5)")
-    g.add_argument("--max-attempts", type=int, default=2, help="tries per target cell")
-    g.add_argument("--n-seeds", type=int, default=2, help="seed documents per query")
-    g.add_argument("--max-candidates", type=int, default=None,
+    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--n-min", type=int_at_least(1), default=DEFAULT_N_MIN, metavar="N",
+                   help=f"queries a cluster needs to count in SCC (default: {DEFAULT_N_MIN})")
+    g.add_argument("--target-msc", type=float_in(0, 1), default=0.9, metavar="MSC",
+                   help="stop at this MSC (default: 0.9)")
+    g.add_argument("--target-scc", type=float_in(0, 1), default=0.5, metavar="SCC",
+                   help="stop at this SCC (default: 0.5)")
+    g.add_argument("--max-attempts", type=int_at_least(1), default=2, metavar="N",
+                   help="tries per target cell (default: 2)")
+    g.add_argument("--n-seeds", type=int_at_least(1), default=2, metavar="N",
+                   help="seed documents per query (default: 2)")
+    g.add_argument("--max-candidates", type=int_at_least(1), default=None, metavar="N",
                    help="stop after this many candidate queries (default: no limit)")
-    g.add_argument("--pool-bm25", type=int, default=4, help="BM25 candidates per query")
-    g.add_argument("--pool-dense", type=int, default=4, help="dense candidates per query")
-    g.add_argument("--max-pool", type=int, default=8, help="documents judged per query")
+    g.add_argument("--pool-bm25", type=int_at_least(0), default=4, metavar="N",
+                   help="BM25 candidates per query (default: 4)")
+    g.add_argument("--pool-dense", type=int_at_least(0), default=4, metavar="N",
+                   help="dense candidates per query (default: 4)")
+    g.add_argument("--max-pool", type=int_at_least(1), default=8, metavar="N",
+                   help="documents judged per query (default: 8)")
     g.add_argument("--no-dense", action="store_true", help="pool with BM25 only")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..generation import (BudgetedCalls, CallCache, GenerationConfig, GenerationEndpoint,
-                              LLMJudge, LLMQueryWriter, LLMVerifier, Pooler, generate_queries,
-                              provenance_of, write_dataset)
-    from ..io import load_beir
-    from ..structure.artifact import StructureArtifact
     from .structure import _corpus_folder
 
+    folder = _corpus_folder(args.dataset)  # inputs checked before the heavy imports
     if args.budget < 1:
         raise InputError(f"--budget must be ≥ 1 LLM call, got {args.budget}",
                          fix="e.g. --budget 200 (each candidate query costs about "
                              "2 + --max-pool calls)")
-    cfg = GenerationConfig(seed=args.seed, n_min=args.n_min, target_msc=args.target_msc,
-                           target_scc=args.target_scc, max_attempts=args.max_attempts,
-                           n_seeds=args.n_seeds, max_candidates=args.max_candidates)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the dataset")
+    from ..io import load_beir
+    from ..structure.artifact import StructureArtifact
+
     if args.structure == "bundled":
         artifact = StructureArtifact.bundled("nfcorpus")
     else:
         artifact = StructureArtifact.load(args.structure)
-    folder = _corpus_folder(args.dataset)
     dataset = load_beir(folder, args.split)
     artifact.check_corpus(dataset.corpus, source=folder)
+    from ..generation import (BudgetedCalls, CallCache, GenerationConfig, GenerationEndpoint,
+                              LLMJudge, LLMQueryWriter, LLMVerifier, Pooler, generate_queries,
+                              provenance_of, write_dataset)
+
+    cfg = GenerationConfig(seed=args.seed, n_min=args.n_min, target_msc=args.target_msc,
+                           target_scc=args.target_scc, max_attempts=args.max_attempts,
+                           n_seeds=args.n_seeds, max_candidates=args.max_candidates)
     endpoint = GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
                                   max_retries=args.max_retries, price_in=args.price_in,
                                   price_out=args.price_out)

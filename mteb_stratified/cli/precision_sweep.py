@@ -10,6 +10,7 @@ import sys
 import time
 
 from ..core.errors import InputError
+from ._args import int_at_least
 
 MODELS = ("minilm", "smollm2-reranker")
 REGIME_HELP = "fp32, bf16, fp16, bf16+hps, fp16+hps, scores-bf16"
@@ -25,26 +26,30 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "ranges. With two models it says whether their order flips between the "
                     "oblivious and the expected value.")
     p.add_argument("--model", action="append", choices=MODELS, metavar="MODEL",
-                   help=f"model to audit ({', '.join(MODELS)}); repeat for two (default minilm)")
-    p.add_argument("--task", default="nfcorpus", help="task (default: nfcorpus, test split)")
+                   help=f"model to audit ({', '.join(MODELS)}); repeat for two "
+                        "(default: minilm)")
+    p.add_argument("--task", default="nfcorpus",
+                   help="task (default: nfcorpus, its test split)")
     p.add_argument("--regimes", nargs="+", default=None, metavar="REGIME",
-                   help=f"regimes, space- or comma-separated (default all: {REGIME_HELP})")
-    p.add_argument("--max-queries", type=int, default=None, metavar="N",
-                   help="first N judged queries (sorted ids); default all")
-    p.add_argument("--rerank-queries", type=int, default=20, metavar="N",
-                   help="smollm2-reranker scores only the first N of those queries (default 20; "
-                        "its forward pass is an LM call per pair)")
-    p.add_argument("--rerank-depth", type=int, default=10, metavar="K",
-                   help="candidates per query for smollm2-reranker (default 10)")
-    p.add_argument("--max-length", type=int, default=256, metavar="T",
-                   help="prompt tokens per pair for smollm2-reranker (default 256)")
+                   help=f"regimes, space- or comma-separated (default: all: {REGIME_HELP})")
+    p.add_argument("--max-queries", type=int_at_least(1), default=None, metavar="N",
+                   help="first N judged queries (sorted ids) (default: all)")
+    p.add_argument("--rerank-queries", type=int_at_least(1), default=20, metavar="N",
+                   help="smollm2-reranker scores only the first N of those queries; its "
+                        "forward pass is an LM call per pair (default: 20)")
+    p.add_argument("--rerank-depth", type=int_at_least(1), default=10, metavar="K",
+                   help="candidates per query for smollm2-reranker (default: 10)")
+    p.add_argument("--max-length", type=int_at_least(16), default=256, metavar="T",
+                   help="prompt tokens per pair for smollm2-reranker (default: 256)")
     p.add_argument("--activation", choices=("softmax", "sigmoid"), default="softmax",
-                   help="reranker score: softmax over yes/no, or sigmoid of the yes−no margin")
-    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    p.add_argument("--out", default="runs/precision_sweep", metavar="DIR",
-                   help="output folder (default %(default)s)")
+                   help="reranker score: softmax over yes/no, or sigmoid of the yes-no margin "
+                        "(default: softmax)")
+    p.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    p.add_argument("-o", "--out", default="runs/precision_sweep", metavar="DIR",
+                   help="output folder (default: runs/precision_sweep)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines or bars on stderr")
     p.set_defaults(func=run)
     return p
 
@@ -58,8 +63,6 @@ def run(args: argparse.Namespace) -> int:
     models = list(dict.fromkeys(args.model or ["minilm"]))
     if len(models) > 2:
         raise InputError(f"{len(models)} models given", fix="give one or two --model")
-    if args.rerank_depth < 1:
-        raise InputError(f"--rerank-depth {args.rerank_depth} must be ≥ 1", fix="e.g. 10")
     if "minilm" in models:  # the reranker's first stage comes from the MiniLM sweep
         models.sort(key=lambda m: m != "minilm")
     t0 = time.perf_counter()
@@ -68,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
-    if args.rerank_queries < 1:
-        raise InputError(f"--rerank-queries {args.rerank_queries} must be ≥ 1", fix="e.g. 20")
     results = []
     for name in models:
         limit = args.max_queries
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         results.append(run_sweep(name, args.task, regimes, max_queries=limit,
                                  device=args.device, rerank_depth=args.rerank_depth,
                                  max_length=args.max_length, activation=args.activation,
-                                 first_stage=first, progress=say))
+                                 first_stage=first, progress=say,
+                                 progress_bars=not args.quiet))
     flips = order_flips(results[0], results[1]) if len(results) == 2 else []
     for res in results:
         print(f"\n{res.model} on {res.task}: {res.settings['queries']} queries, "
@@ -95,7 +97,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"{n} of {len(flips)} (regime, measure) comparisons flip.")
     paths = save_results(results, args.out, flips, plot=not args.no_plot)
     print("\nsaved: " + ", ".join(paths.values()))
+    for res in results:
+        print(sweep_summary_line(res))
     return 0
+
+
+def sweep_summary_line(res) -> str:
+    """One line per model: the nDCG@10 range of each regime (the audit's main figure)."""
+    cells = ", ".join(f"{r.regime} {r.ndcg10_range:.4f}" for r in res.rows)
+    return f"{res.model} on {res.task}: nDCG@10 range by regime: {cells}"
 
 
 def main(argv=None) -> int:

@@ -16,6 +16,7 @@ import os
 import sys
 
 from ..core.errors import InputError
+from ._args import float_in, int_at_least
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,52 +24,65 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "structure", help="map a corpus: entities, entity graph, Leiden clusters",
         description="Extract entities from every document, link similar entities (k-NN over "
                     "embeddings), cluster them with Leiden and write the structure artifact "
-                    "(metadata.json + JSONL.gz tables). Rerun the same command to resume.")
+                    "(metadata.json + JSONL.gz tables). Rerun the same command to resume. "
+                    "Needs the [structure] extra (and [llm] for --extractor llm).")
     p.add_argument("--corpus", required=True, metavar="DIR_OR_TASK",
                    help="a BEIR folder (corpus.jsonl[.gz]) or a bundled dataset name (nfcorpus)")
-    p.add_argument("--out", required=True, help="artifact folder")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="artifact folder")
     p.add_argument("--extractor", choices=("offline", "keybert", "llm"), default="offline",
-                   help="entity extractor (default offline: spaCy noun chunks)")
+                   help="entity extractor: offline = spaCy noun chunks, keybert, or llm (an "
+                        "OpenAI-compatible server) (default: offline)")
     llm = p.add_argument_group("LLM extractor")
     llm.add_argument("--base-url", default=None,
-                     help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
-    llm.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
+                     help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    llm.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
     llm.add_argument("--api-key", default=None,
-                     help="API key (default $OPENAI_API_KEY; 'none' for a local server)")
-    llm.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    llm.add_argument("--max-tokens", type=int, default=512, help="completion limit per document")
-    llm.add_argument("--timeout", type=float, default=60.0, help="request timeout in seconds")
-    llm.add_argument("--max-retries", type=int, default=5, help="retries per request")
-    llm.add_argument("--cache", default=None,
-                     help="SQLite answer cache (default OUT/llm_cache.sqlite)")
-    llm.add_argument("--price-in", type=float, default=0.0, help="USD per 1M prompt tokens")
-    llm.add_argument("--price-out", type=float, default=0.0,
-                     help="USD per 1M completion tokens")
+                     help="API key (default: $OPENAI_API_KEY; 'none' for a local server)")
+    llm.add_argument("--concurrency", type=int_at_least(1), default=4, metavar="N",
+                     help="parallel requests (default: 4)")
+    llm.add_argument("--max-tokens", type=int_at_least(1), default=512, metavar="N",
+                     help="completion limit per document (default: 512)")
+    llm.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
+                     help="request timeout in seconds (default: 60)")
+    llm.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
+                     help="retries per request (default: 5)")
+    llm.add_argument("--cache", default=None, metavar="FILE",
+                     help="SQLite answer cache (default: OUT/llm_cache.sqlite)")
+    llm.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
+                     help="USD per 1M prompt tokens, for the cost line (default: 0)")
+    llm.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
+                     help="USD per 1M completion tokens (default: 0)")
     g = p.add_argument_group("graph and clustering")
-    g.add_argument("--embedding-model", default=None,
-                   help="sentence-transformers model (default: packaged all-MiniLM-L6-v2)")
-    g.add_argument("--k", type=int, default=10, help="neighbours per entity (default 10)")
-    g.add_argument("--threshold", type=float, default=0.6, help="edge cosine τ (default 0.6)")
-    g.add_argument("--merge-threshold", type=float, default=0.92,
-                   help="near-duplicate merge cosine (default 0.92)")
-    g.add_argument("--min-doc-freq", type=int, default=2,
-                   help="cluster names found in at least N documents (default 2)")
-    g.add_argument("--max-doc-share", type=float, default=0.1,
-                   help="drop names found in more than this share of documents (default 0.1)")
-    g.add_argument("--objective", choices=("modularity", "cpm"), default="modularity")
-    g.add_argument("--resolution", type=float, default=1.0)
-    g.add_argument("--min-cluster-size", type=int, default=3)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--embedding-model", default=None, metavar="NAME_OR_DIR",
+                   help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2)")
+    g.add_argument("--k", type=int_at_least(1), default=10,
+                   help="neighbours per entity (default: 10)")
+    g.add_argument("--threshold", type=float_in(-1, 1), default=0.6, metavar="TAU",
+                   help="cosine an edge needs (default: 0.6)")
+    g.add_argument("--merge-threshold", type=float_in(-1, 1), default=0.92, metavar="COS",
+                   help="cosine at which near-duplicate names merge (default: 0.92)")
+    g.add_argument("--min-doc-freq", type=int_at_least(1), default=2, metavar="N",
+                   help="cluster names found in at least N documents (default: 2)")
+    g.add_argument("--max-doc-share", type=float_in(0, 1, low_open=True), default=0.1,
+                   metavar="SHARE",
+                   help="drop names found in more than this share of documents (default: 0.1)")
+    g.add_argument("--objective", choices=("modularity", "cpm"), default="modularity",
+                   help="Leiden objective (default: modularity)")
+    g.add_argument("--resolution", type=float_in(0, low_open=True), default=1.0, metavar="R",
+                   help="Leiden resolution (default: 1.0)")
+    g.add_argument("--min-cluster-size", type=int_at_least(1), default=3, metavar="N",
+                   help="smaller clusters are dropped (default: 3)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     b = p.add_argument_group("Δ/J bins (stored in the artifact)")
     b.add_argument("--bins-splits", default="auto", metavar="auto|none|SPLIT[,SPLIT]",
-                   help="judged splits whose queries fix the Δ/J cut-points (default auto: "
+                   help="judged splits whose queries fix the Δ/J cut-points (default: auto = "
                         "every split but test, or all when test is the only one)")
     b.add_argument("--soft-bins", action="store_true",
                    help="also store cut-points for the soft J (embeds the entities; minutes)")
-    b.add_argument("--soft-tau", type=float, default=None,
-                   help="cosine τ of the soft J (default 0.8)")
-    p.add_argument("--limit", type=int, default=None,
-                   help="only the first N documents by id (for a quick look)")
+    b.add_argument("--soft-tau", type=float_in(-1, 1), default=None, metavar="COS",
+                   help="cosine tau of the soft J (default: 0.8)")
+    p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N",
+                   help="only the first N documents by id, for a quick look (default: all)")
     p.add_argument("--keep-work", action="store_true", help="keep OUT/.work after success")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -93,10 +107,13 @@ def _corpus_folder(spec: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..io import load_corpus
+    folder = _corpus_folder(args.corpus)  # checked before spaCy, torch or faiss load
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the artifact")
+    _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now, not later
     from ..structure.pipeline import BuildReport, StructureConfig, build_structure
 
-    from ..io import load_corpus
-    folder = _corpus_folder(args.corpus)
     name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
     if args.limit is not None:
         corpus = {d: corpus[d] for d in sorted(corpus)[:args.limit]}
@@ -119,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
         min_cluster_size=args.min_cluster_size, seed=args.seed)
     report = BuildReport()
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
-                          progress=not args.no_progress, name=name, report=report)
+                          progress=not args.no_progress, name=name, report=report,
+                          keep_work=args.keep_work)
     bins_note = _store_bins(art, folder, corpus, args, limited=args.limit is not None)
     stats = art.metadata["stats"]
     summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,

@@ -118,9 +118,41 @@ class Measure:
         return dict(self.params).get(key, _SPECS[self.name].defaults.get(key, default))
 
 
+#: trec_eval / pytrec_eval names -> ours (``ndcg_cut_10`` -> ``nDCG@10``), for suggestions.
+_TREC_EVAL = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "P": "P", "recall": "R", "map_cut": "AP",
+              "map": "AP", "recip_rank": "RR", "success": "Success"}
+_TREC_SYNTAX = re.compile(r"^(ndcg_cut|ndcg|P|recall|map_cut|map|recip_rank|success)"
+                          r"(?:[_.](\d+))?$")
+
+
+def _suggestions(name: str) -> list[str]:
+    """Valid names close to ``name``: its ir_measures form when it is a trec_eval name, else
+    the closest of the documented examples (each one parses)."""
+    m = _TREC_SYNTAX.match(name.strip())
+    if m:
+        base, k = _TREC_EVAL[m.group(1)], m.group(2)
+        if k is None and _SPECS[base].cutoff == "required":
+            k = "10"
+        return [f"{base}@{k}" if k is not None else base]
+    parts = _SYNTAX.match(name)
+    if parts is None:
+        return difflib.get_close_matches(name, list(_EXAMPLES), n=3, cutoff=0.3)
+    head, params, k = parts.groups()
+    out = []
+    for close in difflib.get_close_matches(head, [*MEASURE_NAMES, *_ALIASES], n=3, cutoff=0.4):
+        spec = _SPECS[_ALIASES.get(close, close)]
+        cut = k if k is not None else ("10" if spec.cutoff == "required" else None)
+        text = close + (f"({params})" if params else "") + (f"@{cut}" if cut else "")
+        try:
+            parse_measure(text)
+        except InputError:
+            text = close + (f"@{cut}" if cut else "")  # drop parameters it does not take
+        out.append(text)
+    return list(dict.fromkeys(out))
+
+
 def _unknown(name: str) -> InputError:
-    candidates = list(dict.fromkeys([*MEASURE_NAMES, *_ALIASES, *_EXAMPLES]))  # no repeats
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.4)
+    close = _suggestions(name)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     return InputError(f"unknown measure {name!r}",
                       fix=f"{hint}valid measures: {', '.join(_EXAMPLES)}")

@@ -254,13 +254,29 @@ class EvaluationResult:
         lines = ["  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
                            for i, (x, w) in enumerate(zip(row, widths))) for row in [head, *rows]]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        foot = [f"queries: {len(self.queries)}   truncated_tie_queries: {self.truncated_tie_queries}"]
-        for k in self.tie_audit:
+        foot = [f"{len(self.queries)} queries"]
+        if self.truncated_tie_queries:
+            n = self.truncated_tie_queries
+            foot[0] += (f"; {n} of them {'ends' if n == 1 else 'end'} in a tie at the run's "
+                        "depth (documents with that score may have been cut off, so the "
+                        "expected value covers only what was retrieved)")
+        cutoffs = sorted((k for k in self.tie_audit if k is not None)) + (
+            [None] if None in self.tie_audit else [])
+        parts = []
+        for k in cutoffs:
             s = self.tie_stats(k)
-            foot.append(f"ties in top-{'all' if k is None else k}: "
-                        f"{100 * s['tied_query_share']:.1f}% of queries, mean group "
-                        f"{s['mean_tie_group_size']:.3f}, max group {s['max_tie_group_size']}")
+            where = "anywhere in the list" if k is None else f"in the top {k}"
+            parts.append(f"{100 * s['tied_query_share']:.1f}% {where} (mean group "
+                         f"{s['mean_tie_group_size']:.2f} documents, largest "
+                         f"{s['max_tie_group_size']})")
+        if parts:
+            foot.append("queries with tied scores: " + "; ".join(parts))
+        plain = {"queries_only_in_run": "queries in the run but not in the qrels (left out)",
+                 "queries_only_in_qrels": "queries in the qrels but not in the run (left out; "
+                                          "-c scores them 0)",
+                 "queries_scored_zero": "queries in the qrels but not in the run, scored 0 (-c)"}
         for key, items in self.left_out.items():
             if items:
-                foot.append(f"{key}: {len(items)} (e.g. {', '.join(map(str, items[:3]))})")
+                foot.append(f"{len(items)} {plain.get(key, key)}: "
+                            f"{', '.join(map(str, items[:3]))}{', ...' if len(items) > 3 else ''}")
         return "\n".join(lines + [""] + foot)

@@ -1,9 +1,21 @@
 """Self-contained HTML report and Markdown summary of stratified results of ≥ 1 systems.
 
-The HTML inlines every plot as SVG drawn with matplotlib's SVG backend (no network
-assets, no JavaScript): a coverage map (cluster corpus mass against query count), a Δ×J heatmap
-per large cluster, per-stratum scores with CIs, a decision-stability table (≥ 2 systems) and a
-tie range/bias panel.
+The HTML inlines every plot as SVG drawn with matplotlib's SVG backend (no network assets, no
+JavaScript) and reads top to bottom as a practitioner would ask:
+
+1. a setup table (queries, clusters, the corpus' fixed Δ/J cut-points, settings);
+2. **what this says**, in plain words: coverage gaps, whether the strata differ beyond chance
+   (a permutation test against random strata of the same sizes, Holm-corrected per stratum),
+   and whether the ranking of the systems is stable;
+3. a glossary (MSC, SCC, Δ, J, pooled, macro, corpus-weighted, expected, range, bias);
+4. coverage (table, coverage map, gaps), estimates, the heterogeneity test, per-stratum scores
+   with intervals bounded to the metric's range, Δ×J heatmaps, decision stability and ties.
+
+Strata are labelled by their cluster's label everywhere (``c12 · cancer / tumor``).  Every
+string that comes from the user or the data (system names, titles, labels) is escaped in HTML
+and drawn as plain text (no mathtext) in the plots.  Figures are built on
+``matplotlib.figure.Figure`` directly, inside ``matplotlib.rc_context``: no backend switch, no
+pyplot state and no global rcParams change outlive a call.
 """
 
 from __future__ import annotations
@@ -11,8 +23,41 @@ from __future__ import annotations
 import html as _html
 import io
 import re
+import textwrap
 
-__all__ = ["build_report", "write_html", "to_markdown", "render_html"]
+__all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
+           "GLOSSARY"]
+
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_math": False,
+       "font.size": 9}
+
+#: Terms the report uses, in plain words (shown in the HTML and the Markdown).
+GLOSSARY = (
+    ("cluster", "a group of related entities (terms) found in the corpus documents, from the "
+                "entity graph clustered with Leiden; a document's cluster mass is the share of "
+                "its entities in each cluster."),
+    ("stratum", "the queries whose relevant documents sit mostly in one cluster (the query's "
+                "primary cluster); scheme 'cell' splits each cluster by Δ and J bins."),
+    ("MSC", "Minimum Semantic Coverage: the share of clusters that hold at least one query."),
+    ("SCC", "Sufficient Corpus Coverage: the share of the corpus mass in clusters that hold at "
+            "least n_min queries."),
+    ("Δ (dispersion)", "how evenly a query's relevant documents spread over clusters (0 = one "
+                       "cluster); binned Low/Med/High at cut-points fixed per corpus."),
+    ("J (alignment)", "the overlap of the query's entities with its relevant documents' "
+                      "entities; binned Low/Med/High at cut-points fixed per corpus."),
+    ("pooled", "the plain mean over queries (what a leaderboard reports)."),
+    ("macro", "the mean of the stratum means: every stratum counts the same."),
+    ("corpus-weighted (post-stratified)", "stratum means weighted by each cluster's share of "
+                                          "the corpus: what the mean would be if the queries "
+                                          "covered the corpus as it is."),
+    ("expected", "the measure's mean over every order of tied documents."),
+    ("range", "max − min over those orders: how much tie-breaking alone can move the score."),
+    ("bias", "the stock tie-oblivious score (ties broken by doc id, as trec_eval, pytrec_eval "
+             "and MTEB do) − expected."),
+    ("beyond chance", "compared with random strata of the same sizes (the same queries, labels "
+                      "shuffled): a permutation p-value ≤ 0.05, Holm-corrected when single "
+                      "strata are tested."),
+)
 
 
 def build_report(summaries: dict, stability: dict | None = None, *,
@@ -23,55 +68,83 @@ def build_report(summaries: dict, stability: dict | None = None, *,
             "systems": summaries, "stability": stability}
 
 
-def _fmt(x, nd=4) -> str:
-    return "–" if x is None else f"{x:.{nd}f}"
+def _fmt(x, nd=4, *, signed: bool = False) -> str:
+    if x is None:
+        return "–"
+    x = round(float(x), nd) + 0.0  # no "-0.0000"
+    return f"{x:+.{nd}f}" if signed else f"{x:.{nd}f}"
 
 
-def _svg(fig) -> str:
-    import matplotlib.pyplot as plt
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
+def _esc(x) -> str:
+    return _html.escape(str(x), quote=True)
+
+
+def _short(text, width: int = 42) -> str:
+    text = str(text or "")
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def stratum_name(stratum, label, width: int = 42) -> str:
+    """``c12 · cancer / tumor / breast cancer`` (a cell: ``c12 Low Δ High J · ...``)."""
+    if isinstance(stratum, (list, tuple)):
+        c, d, j = stratum
+        head = f"c{c}" + (f" {d} Δ {j} J" if d is not None else "")
+    else:
+        head = f"c{stratum}"
+    return f"{head} · {_short(label, width)}" if label else head
+
+
+# -- figures ---------------------------------------------------------------------------------
+def _matplotlib():
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("the HTML report draws its plots with matplotlib: "
+                          "pip install 'mteb-stratified[plots]'") from None
+    return matplotlib, Figure
+
+
+def _figure(draw, figsize) -> str:
+    """An inline SVG of ``draw(fig)`` on a fresh Figure (no pyplot, rcParams restored)."""
+    matplotlib, Figure = _matplotlib()
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=figsize, layout="constrained")
+        draw(fig)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg")
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
 
-def _plt():
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError("the HTML report draws its plots with matplotlib: "
-                          "pip install 'mteb-stratified[plots]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.rcParams["svg.fonttype"] = "none"
-    return plt
-
-
 def _coverage_map(block) -> str:
-    plt = _plt()
     cl = block["clusters"]
     n_min = block["settings"]["n_min"]
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    x = [c["mass"] for c in cl]
-    y = [c["n_queries"] for c in cl]
-    col = ["#d62728" if n == 0 else ("#ff7f0e" if n < n_min else "#1f77b4") for n in y]
-    ax.scatter(x, y, c=col, s=18)
-    gaps = sorted((c for c in cl if c["n_queries"] == 0), key=lambda c: -c["mass"])[:5]
-    for g in gaps:
-        ax.annotate(str(g["cluster"]), (g["mass"], 0), fontsize=7, xytext=(2, 4),
-                    textcoords="offset points")
-    ax.axhline(n_min - 0.5, color="grey", lw=0.6, ls="--")
-    ax.set_xlabel("cluster corpus mass")
-    ax.set_ylabel("queries (primary cluster)")
-    cov = block["coverage"]["cluster"]
-    ax.set_title(f"Coverage map: MSC {cov['msc']:.3f}, SCC(n_min={n_min}) {cov['scc']:.3f}; "
-                 "red = no query", fontsize=9)
-    return _svg(fig)
+
+    def draw(fig):
+        ax = fig.subplots()
+        x = [c["mass"] for c in cl]
+        y = [c["n_queries"] for c in cl]
+        col = ["#d62728" if n == 0 else ("#ff7f0e" if n < n_min else "#1f77b4") for n in y]
+        ax.scatter(x, y, c=col, s=18)
+        gaps = sorted((c for c in cl if c["n_queries"] == 0), key=lambda c: -c["mass"])[:5]
+        top = max(y) if y else 1
+        for i, g in enumerate(gaps):  # staggered so the labels never overlap
+            ax.annotate(stratum_name(g["cluster"], g["label"], 30), (g["mass"], 0),
+                        xytext=(g["mass"], top * (0.84 - 0.11 * i)), fontsize=7,
+                        arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.6},
+                        ha="left", va="bottom")
+        ax.axhline(n_min - 0.5, color="grey", lw=0.6, ls="--")
+        ax.set_xlabel("cluster corpus mass")
+        ax.set_ylabel("queries (primary cluster)")
+        cov = block["coverage"]["cluster"]
+        ax.set_title(f"Coverage map: MSC {cov['msc']:.3f}, SCC (n_min = {n_min}) "
+                     f"{cov['scc']:.3f}\nred: no query; orange: < n_min; blue: ≥ n_min; the "
+                     "five heaviest gaps are named", fontsize=9)
+    return _figure(draw, (9, 4.6))
 
 
 def _heatmaps(block, max_clusters=6) -> str:
-    plt = _plt()
     cells = [c for c in block["cells"] if c["n_queries"] >= block["settings"]["n_min"]]
     cells = cells[:max_clusters]
     if not cells:
@@ -80,84 +153,178 @@ def _heatmaps(block, max_clusters=6) -> str:
     levels = block["levels"]
     ncols = min(3, len(cells))
     nrows = -(-len(cells) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.6 * nrows), squeeze=False)
-    for ax in axes.ravel()[len(cells):]:
-        ax.set_axis_off()
-    for ax, c in zip(axes.ravel(), cells):
-        m = np.array([[np.nan if v is None else v for v in row] for row in c["mean"]])
-        ax.imshow(m, vmin=0, vmax=1, cmap="viridis", origin="lower")
-        for i in range(3):
-            for j in range(3):
-                n = c["counts"][i][j]
-                if n:
-                    ax.text(j, i, f"{m[i, j]:.2f}\nn={n}", ha="center", va="center",
-                            fontsize=6, color="white" if m[i, j] < 0.6 else "black")
-        ax.set_xticks(range(3), levels, fontsize=6)
-        ax.set_yticks(range(3), levels, fontsize=6)
-        ax.set_xlabel("alignment J", fontsize=7)
-        ax.set_ylabel("dispersion Δ", fontsize=7)
-        ax.set_title(f"cluster {c['cluster']} (n={c['n_queries']})", fontsize=7)
-    return _svg(fig)
+
+    def draw(fig):
+        axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
+        for ax in axes.ravel()[len(cells):]:
+            ax.set_axis_off()
+        for ax, c in zip(axes.ravel(), cells):
+            m = np.array([[np.nan if v is None else v for v in row] for row in c["mean"]])
+            ax.imshow(m, vmin=0, vmax=1, cmap="viridis", origin="lower")
+            for i in range(3):
+                for j in range(3):
+                    n = c["counts"][i][j]
+                    if n:
+                        ax.text(j, i, f"{m[i, j]:.2f}\nn={n}", ha="center", va="center",
+                                fontsize=7, color="white" if m[i, j] < 0.6 else "black")
+            ax.set_xticks(range(3), levels, fontsize=7)
+            ax.set_yticks(range(3), levels, fontsize=7)
+            ax.set_xlabel("alignment J", fontsize=8)
+            ax.set_ylabel("dispersion Δ", fontsize=8)
+            title = textwrap.fill(stratum_name(c["cluster"], c["label"], 60), 34)
+            ax.set_title(f"{title}\n(n = {c['n_queries']})", fontsize=8)
+    return _figure(draw, (3.9 * ncols, 3.9 * nrows))
 
 
 def _per_stratum_plot(report) -> str:
-    plt = _plt()
     systems = report["systems"]
     first = next(iter(systems.values()))
     n_min = first["settings"]["n_min"]
-    strata = [r["stratum"] for r in first["per_stratum"] if r["n"] >= n_min][:25]
-    if not strata:
+    rows = [r for r in first["per_stratum"] if r["n"] >= n_min][:25]
+    if not rows:
         return "<p>No stratum holds enough queries.</p>"
-    fig, ax = plt.subplots(figsize=(7, 0.28 * len(strata) + 1.2))
-    k = len(systems)
-    for s_i, (name, block) in enumerate(systems.items()):
-        by = {str(r["stratum"]): r for r in block["per_stratum"]}
-        ys, xs, lo, hi = [], [], [], []
-        for i, st in enumerate(strata):
-            r = by.get(str(st))
-            if r is None or r["ci_low"] is None:
-                continue
-            ys.append(i + (s_i - (k - 1) / 2) * 0.25)
-            xs.append(r["expected"])
-            lo.append(r["expected"] - r["ci_low"])
-            hi.append(r["ci_high"] - r["expected"])
-        ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, label=name)
-    ax.set_yticks(range(len(strata)), [str(s) for s in strata], fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"{first['measure']} (expected), 95% t CI")
-    ax.set_ylabel("stratum (cluster)")
-    ax.legend(fontsize=7)
-    ax.set_title(f"Per-stratum scores (strata with ≥ {n_min} queries)", fontsize=9)
-    return _svg(fig)
+
+    def draw(fig):
+        ax = fig.subplots()
+        k = len(systems)
+        for s_i, (name, block) in enumerate(systems.items()):
+            by = {str(r["stratum"]): r for r in block["per_stratum"]}
+            ys, xs, lo, hi = [], [], [], []
+            for i, ref in enumerate(rows):
+                r = by.get(str(ref["stratum"]))
+                if r is None or r["ci_low"] is None:
+                    continue
+                ys.append(i + (s_i - (k - 1) / 2) * 0.25)
+                xs.append(r["expected"])
+                lo.append(r["expected"] - r["ci_low"])
+                hi.append(r["ci_high"] - r["expected"])
+            ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, label=str(name))
+        ax.set_yticks(range(len(rows)),
+                      [f"{stratum_name(r['stratum'], r['label'])} (n={r['n']})" for r in rows],
+                      fontsize=7)
+        ax.set_xlim(-0.02, 1.02)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{first['measure']} (expected), 95% t interval within [0, 1]")
+        ax.legend(fontsize=7, loc="lower right")
+        ax.set_title(f"Per-stratum scores (strata with ≥ {n_min} queries)", fontsize=9)
+    return _figure(draw, (10, 0.3 * len(rows) + 1.4))
 
 
 def _tie_panel(report) -> str:
-    plt = _plt()
     systems = report["systems"]
-    fig, axes = plt.subplots(1, 2, figsize=(7, 2.6))
     names = list(systems)
-    for ax, est in zip(axes, ("pooled", "post_stratified")):
-        for i, name in enumerate(names):
-            e = systems[name]["estimates"]
-            ex = e["expected"]["analytic"].get(est)
-            if ex is None:
-                continue
-            lo = e["min"]["analytic"][est]["estimate"] if "min" in e else ex["estimate"]
-            hi = e["max"]["analytic"][est]["estimate"] if "max" in e else ex["estimate"]
-            ax.plot([lo, hi], [i, i], lw=6, alpha=0.4, color="C%d" % i)
-            ax.plot([ex["estimate"]], [i], "o", color="C%d" % i)
-            if "oblivious" in e:
-                ax.plot([e["oblivious"]["analytic"][est]["estimate"]], [i], "x", color="k")
-        ax.set_yticks(range(len(names)), names, fontsize=7)
-        ax.set_title(f"{est}: tie range [min, max], ● expected, × oblivious", fontsize=7)
-    return _svg(fig)
+
+    def draw(fig):
+        axes = fig.subplots(1, 2, sharey=True)
+        for ax, (est, title) in zip(axes, (("pooled", "pooled"),
+                                           ("post_stratified", "corpus-weighted"))):
+            for i, name in enumerate(names):
+                e = systems[name]["estimates"]
+                ex = e["expected"]["analytic"].get(est)
+                if ex is None:
+                    continue
+                lo = e["min"]["analytic"][est]["estimate"] if "min" in e else ex["estimate"]
+                hi = e["max"]["analytic"][est]["estimate"] if "max" in e else ex["estimate"]
+                ax.plot([lo, hi], [i, i], lw=6, alpha=0.4, color="C%d" % (i % 10))
+                ax.plot([ex["estimate"]], [i], "o", color="C%d" % (i % 10))
+                if "oblivious" in e:
+                    ax.plot([e["oblivious"]["analytic"][est]["estimate"]], [i], "x", color="k")
+            ax.set_yticks(range(len(names)), [_short(n, 30) for n in names], fontsize=7)
+            ax.set_ylim(len(names) - 0.5, -0.5)
+            ax.set_title(title, fontsize=8)
+        fig.suptitle("Tie range: bar = [min, max] over tie orders, ● expected, × oblivious",
+                     fontsize=8)
+    return _figure(draw, (9, 0.45 * len(names) + 1.5))
 
 
-def _table(head, rows) -> str:
-    h = "".join(f"<th>{_html.escape(str(c))}</th>" for c in head)
-    body = "".join("<tr>" + "".join(f"<td>{_html.escape(str(c))}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+# -- plain words -------------------------------------------------------------------------------
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def what_this_says(report: dict) -> list[str]:
+    """Plain-word paragraphs: coverage gaps, differences beyond chance, ranking stability."""
+    systems = report["systems"]
+    first = next(iter(systems.values()))
+    measure = first["measure"]
+    cov = first["coverage"]["cluster"]
+    n_min = first["settings"]["n_min"]
+    out = []
+    text = (f"Coverage: {cov['covered']} of {cov['units']} clusters hold at least one query "
+            f"(MSC {cov['msc']:.3f}); clusters with at least {n_min} queries hold "
+            f"{_pct(cov['scc'])} of the corpus mass (SCC), and {_pct(cov['uncovered_mass'])} "
+            "of the corpus mass lies in clusters no query reaches")
+    gaps = first["gaps"][:3]
+    if gaps:
+        text += (" (the largest: " + "; ".join(f"“{_short(g['label'], 50)}”, "
+                                                 f"{_pct(g['mass'])}" for g in gaps) + ")")
+    bd = first.get("bounds")
+    text += "."
+    if bd and cov["uncovered_mass"]:
+        text += (f" No query measures the systems there: with {measure} 0 or 1 on every "
+                 f"uncovered cluster, the corpus-weighted mean of the first system could be "
+                 f"anywhere in [{bd['low']:.3f}, {bd['high']:.3f}].")
+    out.append(text)
+    for name, b in systems.items():
+        h = b.get("heterogeneity")
+        if not h:
+            continue
+        beyond = h["p_value"] <= 0.05
+        text = (f"{name}: the strata explain {_pct(h['eta_squared'])} of the per-query "
+                f"variance of {measure}; random strata of the same sizes explain "
+                f"{_pct(h['null_eta_squared'])} on average (95% of them up to "
+                f"{_pct(h['null_eta_squared_95'])}); permutation p = {h['p_value']:.3f}, so "
+                + ("the strata differ beyond chance." if beyond else
+                   "the strata do not differ beyond what random strata give."))
+        diff = [s for s in h["strata"] if s["p_holm"] <= 0.05]
+        tested = len(h["strata"])
+        if diff:
+            text += (f" Of the {tested} strata with ≥ {h['min_size']} queries, "
+                     f"{len(diff)} differ from the rest after Holm correction: "
+                     + "; ".join(f"{stratum_name(s['stratum'], s['label'], 40)} (mean "
+                                 f"{s['mean']:.3f}, n = {s['n']})" for s in diff[:5]) + ".")
+        elif tested:
+            text += (f" None of the {tested} strata with ≥ {h['min_size']} queries differs "
+                     "from the rest after Holm correction, so no single stratum should be read "
+                     "as harder or easier.")
+        out.append(text)
+    st = report.get("stability")
+    if st:
+        labels = {"pooled": "pooled", "macro": "macro", "post_stratified": "corpus-weighted"}
+        winners = st["winners"]
+        sig = st["winner_significant"]
+        leaders = set(winners.values())
+        sig_aggs = [labels.get(a, a) for a, v in sig.items() if v]
+        if len(leaders) == 1:
+            text = (f"Ranking: {next(iter(leaders))} leads under every aggregation "
+                    f"({', '.join(labels.get(a, a) for a in winners)})")
+        else:
+            text = ("Ranking: the leader changes with the aggregation ("
+                    + ", ".join(f"{labels.get(a, a)}: {w}" for a, w in winners.items()) + ")")
+        if sig_aggs:
+            text += f"; the lead is significant (95%) for {', '.join(sig_aggs)}."
+        else:
+            text += ("; no lead is significant at 95%, so these queries do not settle which "
+                     "system is better.")
+        out.append(text)
+    else:
+        out.append("Ranking: one system only, so there is no ranking to check.")
+    return out
+
+
+# -- tables ------------------------------------------------------------------------------------
+def _table(head, rows, *, row_headers: bool = False) -> str:
+    h = ("<thead><tr>" + "".join(f"<th>{_esc(c)}</th>" for c in head) + "</tr></thead>"
+         if head else "")
+
+    def cells(r):
+        return "".join(f"<th>{_esc(c)}</th>" if row_headers and i == 0 else f"<td>{_esc(c)}</td>"
+                       for i, c in enumerate(r))
+    body = "".join(f"<tr>{cells(r)}</tr>" for r in rows)
+    return f"<table>{h}<tbody>{body}</tbody></table>"
+
+
+_EST_LABELS = {"pooled": "pooled", "macro": "macro", "post_stratified": "corpus-weighted"}
 
 
 def _estimates_rows(report):
@@ -165,7 +332,7 @@ def _estimates_rows(report):
     for name, b in report["systems"].items():
         for est, a in b["estimates"]["expected"]["analytic"].items():
             bs = b["estimates"]["expected"]["bootstrap"][est]
-            rows.append([name, est, _fmt(a["estimate"]),
+            rows.append([name, _EST_LABELS.get(est, est), _fmt(a["estimate"]),
                          f"[{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}]",
                          f"[{_fmt(bs['ci_low'])}, {_fmt(bs['ci_high'])}]"])
     return rows
@@ -174,29 +341,68 @@ def _estimates_rows(report):
 def _stability_rows(st):
     rows = []
     for agg, w in st["winners"].items():
-        rows.append([agg, w, "yes" if st["winner_significant"][agg] else "no",
+        rows.append([_EST_LABELS.get(agg, agg), w, "yes" if st["winner_significant"][agg] else "no",
                      ", ".join(f"{s}={v:.4f}" for s, v in st["scores"][agg].items())])
     return rows
 
 
+def _cuts(cuts) -> str:
+    a, b = cuts
+    return f"Low ≤ {a:.4g} < Med ≤ {b:.4g} < High"
+
+
+def _setup_rows(report):
+    first = next(iter(report["systems"].values()))
+    bins = first["bins"]
+    counts = first.get("bin_counts") or {}
+    s = first["settings"]
+    cov = first["coverage"]["cluster"]
+
+    def per_bin(key):
+        c = counts.get(key)
+        return "" if not c else " (queries per bin: " + " / ".join(str(x) for x in c) + ")"
+
+    return [
+        ["systems", ", ".join(report["systems"])],
+        ["measure", first["measure"]],
+        ["queries stratified", f"{first['n_queries']} ({first['n_excluded']} excluded: no "
+                               "relevant document or no cluster mass)"],
+        ["clusters", f"{cov['units']} (scheme: {first['scheme']})"],
+        ["Δ cut-points", _cuts(bins["dispersion"]) + per_bin("dispersion")],
+        ["J cut-points", _cuts(bins["alignment"]) + per_bin("alignment")],
+        ["cut-points from", bins.get("source", "")],
+        ["n_min (SCC)", s["n_min"]],
+        ["intervals", f"{int(100 * s['confidence_level'])}% Student t (Satterthwaite df) and "
+                      f"Rao–Wu bootstrap ({s['n_resamples']} resamples, seed {s['seed']}); "
+                      f"{s.get('interval_range', '')}"],
+    ]
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1300px;margin:auto;padding:0 16px;"
+        "line-height:1.4}table{border-collapse:collapse;font-size:13px;margin:6px 0}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+        "th{background:#f4f4f4}figure{margin:10px 0}figure svg{max-width:100%;height:auto}"
+        ".says{background:#f6f9ff;border-left:4px solid #1f77b4;padding:6px 14px}"
+        "dl{display:grid;grid-template-columns:max-content auto;gap:4px 14px;font-size:13px}"
+        "dt{font-weight:bold}dd{margin:0}")
+
+
 def render_html(report: dict) -> str:
     """The report as one self-contained HTML string."""
-    title = _html.escape(report["title"])
+    title = _esc(report["title"])
     first_name, first = next(iter(report["systems"].items()))
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>",
-             "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
-             "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
-             "padding:2px 6px}figure{margin:8px 0}</style></head><body>",
-             f"<h1>{title}</h1>"]
-    cov = first["coverage"]["cluster"]
-    parts.append(f"<p>{first['n_queries']} stratified queries, {first['n_excluded']} excluded "
-                 f"(no relevant document or no cluster mass), {cov['units']} clusters; "
-                 f"bins: {_html.escape(str(first['bins']))}.</p>")
-    parts.append(f"<p>Queries per bin (Low/Med/High): "
-                 f"{_html.escape(str(first.get('bin_counts')))}</p>")
+             f"<style>{_CSS}</style></head><body>", f"<h1>{title}</h1>"]
+    parts.append("<h2 id='setup'>Setup</h2>")
+    parts.append(_table(None, _setup_rows(report), row_headers=True))
     for w in first.get("warnings", ()):
-        parts.append(f"<p><b>Warning:</b> {_html.escape(w)}</p>")
-    parts.append("<h2>Coverage</h2>")
+        parts.append(f"<p><b>Warning:</b> {_esc(w)}</p>")
+    parts.append("<h2 id='what-this-says'>What this says</h2><div class='says'>"
+                 + "".join(f"<p>{_esc(p)}</p>" for p in what_this_says(report)) + "</div>")
+    parts.append("<h2 id='glossary'>Glossary</h2><dl>"
+                 + "".join(f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY)
+                 + "</dl>")
+    parts.append("<h2 id='coverage'>Coverage</h2>")
     parts.append(_table(["level", "MSC", "SCC", "n_min", "covered", "units", "uncovered mass"],
                         [[c["level"], _fmt(c["msc"]), _fmt(c["scc"]), c["n_min"], c["covered"],
                           c["units"], _fmt(c["uncovered_mass"])]
@@ -205,34 +411,48 @@ def render_html(report: dict) -> str:
     parts.append("<h3>Gaps: clusters without queries, heaviest first</h3>")
     parts.append(_table(["cluster", "corpus mass", "label"],
                         [[g["stratum"], _fmt(g["mass"]), g["label"]] for g in first["gaps"][:15]]))
-    parts.append("<h2>Estimates (expected)</h2>")
+    parts.append("<h2 id='estimates'>Estimates (expected)</h2>")
     parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
                          "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report)))
     for name, b in report["systems"].items():
         if b.get("bounds"):
             bd = b["bounds"]
-            parts.append(f"<p>{_html.escape(name)}: uncovered corpus weight "
-                         f"{b['uncovered_weight']:.3f}; μ bounds (metric 0/1 on uncovered "
-                         f"clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
-    parts.append("<h2>Per-stratum scores</h2>")
+            parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
+                         f"{b['uncovered_weight']:.3f}; corpus-weighted bounds (metric 0 / 1 on "
+                         f"uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
+    parts.append("<h2 id='chance'>Do the strata differ beyond chance?</h2>")
+    parts.append("<p>η² is the share of the per-query variance the strata explain; the null "
+                 "column is what random strata of the same sizes explain (the same queries, "
+                 "labels shuffled).</p>")
+    parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
+                         "η² (random, 95%)", "permutation p", "strata differing (Holm)"],
+                        [[n, _pct(h["eta_squared"]), _pct(h["null_eta_squared"]),
+                          _pct(h["null_eta_squared_95"]), f"{h['p_value']:.3f}",
+                          "; ".join(stratum_name(s["stratum"], s["label"], 30)
+                                    for s in h["strata"] if s["p_holm"] <= 0.05) or "none"]
+                         for n, b in report["systems"].items()
+                         if (h := b.get("heterogeneity"))]))
+    parts.append("<h2 id='strata'>Per-stratum scores</h2>")
     parts.append(f"<figure id='per-stratum'>{_per_stratum_plot(report)}</figure>")
-    parts.append(f"<h2>Δ×J heatmaps (large clusters, {_html.escape(first_name)})</h2>")
+    parts.append(f"<h2 id='cells'>Δ×J heatmaps (large clusters, {_esc(first_name)})</h2>")
     parts.append(f"<figure id='heatmaps'>{_heatmaps(first)}</figure>")
-    parts.append("<h2>Decision stability</h2>")
+    parts.append("<h2 id='stability'>Decision stability</h2>")
     st = report.get("stability")
     if st:
         parts.append(_table(["aggregation", "winner", "significant", "scores"],
                             _stability_rows(st)))
         flips = st["flips"]
-        parts.append("<p>Flips: " + (", ".join(
-            f"{f['a']} vs {f['b']} ({_html.escape(str(f['ahead']))})" for f in flips)
-            if flips else "none") + "</p>")
+        parts.append("<p>Flips: " + (_esc("; ".join(
+            f"{f['a']} vs {f['b']} (" + ", ".join(f"{_EST_LABELS.get(a, a)}: {w}"
+                                                  for a, w in f["ahead"].items()) + ")"
+            for f in flips)) if flips else "none") + "</p>")
     else:
         parts.append("<p>Needs ≥ 2 systems.</p>")
-    parts.append("<h2>Ties: range and bias</h2>")
+    parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")
     parts.append(f"<figure id='ties'>{_tie_panel(report)}</figure>")
     parts.append(_table(["system", "expected", "min", "max", "oblivious", "bias"],
-                        [[n] + [_fmt(b["estimates"][k]["analytic"]["pooled"]["estimate"])
+                        [[n] + [_fmt(b["estimates"][k]["analytic"]["pooled"]["estimate"],
+                                     signed=k == "bias")
                                 if k in b["estimates"] else "–"
                                 for k in ("expected", "min", "max", "oblivious", "bias")]
                          for n, b in report["systems"].items()]))
@@ -248,16 +468,25 @@ def write_html(report: dict, path) -> str:
     return str(path)
 
 
+def _md(text) -> str:
+    """A user string made safe inside a Markdown table cell (no markup, no HTML)."""
+    text = _html.escape(str(text), quote=False)
+    return re.sub(r"([\\`*_\[\]|#<>])", r"\\\1", text).replace("\n", " ")
+
+
 def to_markdown(report: dict) -> str:
-    """A Markdown summary: coverage, gaps, estimates, spread, stability."""
+    """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
-    lines = [f"# {report['title']}", ""]
+    lines = [f"# {_md(report['title'])}", ""]
     lines.append(f"{first['n_queries']} stratified queries ({first['n_excluded']} excluded), "
                  f"{first['structure']['n_clusters']} clusters, scheme `{first['scheme']}`.")
-    lines += ["", f"Queries per bin (Low/Med/High): {first.get('bin_counts')}."]
+    lines += ["", f"Queries per bin (Low/Med/High): Δ {first.get('bin_counts', {}).get('dispersion')}"
+              f", J {first.get('bin_counts', {}).get('alignment')}."]
     for w in first.get("warnings", ()):
-        lines += ["", f"**Warning:** {w}."]
-    lines.append("")
+        lines += ["", f"**Warning:** {_md(w)}."]
+    lines += ["", "## What this says", ""]
+    for p in what_this_says(report):
+        lines += [_md(p), ""]
     lines.append("| level | MSC | SCC | n_min | covered / units | uncovered mass |")
     lines.append("|---|---|---|---|---|---|")
     for c in first["coverage"].values():
@@ -266,12 +495,12 @@ def to_markdown(report: dict) -> str:
     lines += ["", "Zero-query clusters with the largest corpus mass:", "",
               "| cluster | corpus mass | label |", "|---|---|---|"]
     for g in first["gaps"][:10]:
-        lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {g['label']} |")
+        lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {_md(g['label'])} |")
     lines += ["", f"Estimates of {first['measure']} (expected), 95% CIs:", "",
               "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
               "|---|---|---|---|---|"]
     for r in _estimates_rows(report):
-        lines.append("| " + " | ".join(r) + " |")
+        lines.append("| " + " | ".join(_md(x) for x in r) + " |")
     lines += ["", "| system | uncovered weight | bounds (metric 0/1 there) | spread (all strata) "
               "| best − worst (n ≥ n_min) |", "|---|---|---|---|---|"]
     for name, b in report["systems"].items():
@@ -281,13 +510,13 @@ def to_markdown(report: dict) -> str:
                f"({sp['best']['expected']:.3f}, n={sp['best']['n']}), worst "
                f"{sp['worst']['stratum']} ({sp['worst']['expected']:.3f}, n={sp['worst']['n']})"
                if sp else "–")
-        lines.append(f"| {name} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
+        lines.append(f"| {_md(name)} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
                      f"{_fmt(bd.get('high'))}] | {_fmt(b['spread'])} | {spt} |")
     n_min = first["settings"]["n_min"]
     names = list(report["systems"])
     lines += ["", f"Per-stratum {first['measure']} (strata with ≥ {n_min} queries), 95% t CI:",
               "",
-              "| stratum | n | corpus mass | " + " | ".join(names) + " |",
+              "| stratum | n | corpus mass | " + " | ".join(_md(n) for n in names) + " |",
               "|---|---|---|" + "---|" * len(names)]
     by = {n: {str(r["stratum"]): r for r in b["per_stratum"]} for n, b in
           report["systems"].items()}
@@ -299,15 +528,18 @@ def to_markdown(report: dict) -> str:
             x = by[n].get(str(r["stratum"]))
             cells.append(f"{x['expected']:.3f} [{_fmt(x['ci_low'], 3)}, {_fmt(x['ci_high'], 3)}]"
                          if x else "–")
-        lines.append(f"| {r['stratum']} {r['label'] or ''} | {r['n']} | "
+        lines.append(f"| {_md(stratum_name(r['stratum'], r['label'], 60))} | {r['n']} | "
                      f"{_fmt(r['corpus_mass'])} | " + " | ".join(cells) + " |")
     st = report.get("stability")
     if st:
         lines += ["", "Decision stability:", "", "| aggregation | winner | significant | scores |",
                   "|---|---|---|---|"]
         for r in _stability_rows(st):
-            lines.append("| " + " | ".join(r) + " |")
+            lines.append("| " + " | ".join(_md(x) for x in r) + " |")
         lines.append("")
-        lines.append("Order flips: " + ("; ".join(f"{f['a']} vs {f['b']}: {f['ahead']}"
-                                                   for f in st["flips"]) or "none") + ".")
+        lines.append("Order flips: " + ("; ".join(f"{_md(f['a'])} vs {_md(f['b'])}: "
+                                                   f"{_md(f['ahead'])}" for f in st["flips"])
+                                        or "none") + ".")
+    lines += ["", "## Glossary", ""]
+    lines += [f"- **{_md(t)}**: {_md(d)}" for t, d in GLOSSARY]
     return "\n".join(lines) + "\n"

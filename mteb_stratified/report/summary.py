@@ -29,6 +29,7 @@ import numpy as np
 from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata,
                     StratifiedDesign, decision_stability, document_dispersion, per_stratum,
                     strata_coverage, stratified_bootstrap, stratified_estimates, stratify)
+from ..core.chance import heterogeneity_test
 from ..core.strata import LEVELS, check_scheme
 
 __all__ = ["corpus_bins", "reference_bins", "ALIGNMENTS", "cluster_weights",
@@ -321,9 +322,9 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed)
     estimates = {}
     for k in columns:
-        estimates[k] = {"analytic": {e: r.to_dict(confidence_level)
+        estimates[k] = {"analytic": {e: _bounded(r.to_dict(confidence_level), k)
                                      for e, r in analytic[k].items()},
-                        "bootstrap": {e: r.to_dict(confidence_level)
+                        "bootstrap": {e: _bounded(r.to_dict(confidence_level), k)
                                       for e, r in boot[k].items() if e != "strata"}}
     post = analytic["expected"].get("post_stratified")
     bounds = None
@@ -341,11 +342,13 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         if design.counts[i] == 0:
             continue
         c = _cluster_of(lab)
+        lo_hi = _clip(a_low[i], a_high[i], "expected")
+        boot_lo_hi = _clip(b_low[i], b_high[i], "expected")
         row = {"stratum": _stratum_key(lab), "cluster": c, "label": labels.get(c),
                "n": int(design.counts[i]), "weight": _f(design.weights[i]),
                "corpus_mass": _f(mass.get(c, 0.0)),
-               "ci_low": _f(a_low[i]), "ci_high": _f(a_high[i]),
-               "boot_ci_low": _f(b_low[i]), "boot_ci_high": _f(b_high[i]),
+               "ci_low": lo_hi[0], "ci_high": lo_hi[1],
+               "boot_ci_low": boot_lo_hi[0], "boot_ci_high": boot_lo_hi[1],
                "standard_error": _f(tables["expected"].standard_error[i])}
         for k in columns:
             row[k] = _f(tables[k].mean[i])
@@ -374,6 +377,12 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                                    for i in range(3)]})
         cells.sort(key=lambda r: -r["n_queries"])
 
+    het = heterogeneity_test([columns["expected"][q] for q in design.queries], design.index,
+                             n_resamples=n_resamples, min_size=n_min, seed=seed).to_dict()
+    for row in het["strata"]:
+        lab = design.labels[int(row["stratum"])]
+        row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
+
     bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
                                             minlength=3).tolist(),
                   "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
@@ -398,13 +407,37 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "uncovered_weight": design.uncovered_weight,
         "bounds": bounds,
         "per_stratum": rows,
+        "heterogeneity": het,
         "spread": (max(means) - min(means)) if means else None,
         "spread_min_n": _spread(rows, n_min),
         "clusters": clusters, "cells": cells,
         "settings": {"n_min": n_min, "n_resamples": n_resamples, "seed": seed,
                      "confidence_level": confidence_level, "cell_rule": cell_rule,
-                     "bootstrap": "Rao–Wu rescaling, m_h = n_h − 1"},
+                     "bootstrap": "Rao–Wu rescaling, m_h = n_h − 1",
+                     "interval_range": INTERVAL_RULE},
     }
+
+
+#: How every reported interval respects the metric's range.
+INTERVAL_RULE = ("intervals are intersected with the range of the value: [0, 1] for expected, "
+                 "min, max and oblivious (every measure here lies in [0, 1]), [-1, 1] for bias; "
+                 "the true mean lies in that range, so the intersection never lowers coverage")
+_RANGES = {"expected": (0.0, 1.0), "min": (0.0, 1.0), "max": (0.0, 1.0),
+           "oblivious": (0.0, 1.0), "bias": (-1.0, 1.0)}
+
+
+def _clip(low, high, key: str) -> tuple:
+    lo, hi = _RANGES.get(key, (-math.inf, math.inf))
+    low, high = _f(low), _f(high)
+    return (None if low is None else min(max(low, lo), hi),
+            None if high is None else max(min(high, hi), lo))
+
+
+def _bounded(d: dict, key: str) -> dict:
+    """An estimate's dict with its interval intersected with the value's range."""
+    d = dict(d)
+    d["ci_low"], d["ci_high"] = _clip(d.get("ci_low"), d.get("ci_high"), key)
+    return d
 
 
 def _spread(rows, n_min) -> dict | None:

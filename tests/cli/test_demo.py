@@ -24,7 +24,17 @@ def demo(tmp_path_factory):
 def test_demo_prints_both_tables(demo):
     _, text = demo
     assert "323 queries, 3633 documents" in text
-    assert text.count("expected") == 2 and "scores cast to bfloat16" in text
+    assert "scores cast to bfloat16" in text
+    assert "expected = mean over every order of the tied documents" in text  # the legend
+    assert "bias = oblivious - expected" in text
+    assert "Takeaway: casting the scores to bfloat16 puts a tie in the top 10" in text
+    assert f"wrote the two runs (11 MB) to {demo[0]}" in text
+    assert "truncated_tie_queries" not in text and "top-all" not in text  # no jargon
+
+
+def test_demo_folder_is_gitignored():
+    ignored = open(os.path.join(os.path.dirname(__file__), "..", "..", ".gitignore")).read()
+    assert "/mteb-stratified-demo/" in ignored.split()
 
 
 def test_bf16_cast_creates_ties_and_oblivious_equals_pytrec_eval(demo):

@@ -152,3 +152,19 @@ def test_any_text_parses_or_raises_input_error(text):
     except InputError:
         return
     assert parse_measure(repr(m)) == m
+
+
+@pytest.mark.parametrize("wrong, suggested", [
+    ("ndcg_cut_10", "nDCG@10"), ("P_10", "P@10"), ("recall_100", "R@100"),
+    ("map_cut_100", "AP@100"), ("recip_rank", "RR"), ("success_1", "Success@1"),
+    ("P.5", "P@5"), ("nDGC@10", "nDCG@10"), ("Recal@5", "Recall@5"), ("Sucess@1", "Success@1")])
+def test_suggestions_are_valid_names(wrong, suggested):
+    """trec_eval/pytrec_eval names get their translation; every suggestion parses."""
+    from mteb_stratified.core.measures import _suggestions
+
+    with pytest.raises(InputError) as err:
+        parse_measure(wrong)
+    got = _suggestions(wrong)
+    assert got[0] == suggested and f"did you mean {suggested}" in str(err.value)
+    for name in got:
+        parse_measure(name)

@@ -193,7 +193,8 @@ def test_table_renders(result):
     text = result.table()
     for name in MEASURES:
         assert name in text
-    assert "truncated_tie_queries" in text
+    assert "queries" in text and "queries with tied scores: " in text
+    assert "truncated_tie_queries" not in text and "top-all" not in text  # no jargon
 
 
 # -- the tie audit and the truncated-tie flag against a pure-Python reference ---------------------

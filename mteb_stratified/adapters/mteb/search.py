@@ -61,6 +61,13 @@ class ExactTieSearch(SearchEncoderWrapper):
     def __init__(self, model, corpus_chunk_size: int = 50_000) -> None:
         super().__init__(model, corpus_chunk_size=corpus_chunk_size, index_backend=None)
 
+    def search(self, queries, *, encode_kwargs, **kwargs: Any):
+        """mteb's search, with the encoder's per-batch progress bar on unless the caller turned
+        it off (``mteb.evaluate(..., show_progress_bar=False)`` sets
+        ``encode_kwargs["show_progress_bar"] = False``)."""
+        encode_kwargs = {"show_progress_bar": True, **(encode_kwargs or {})}
+        return super().search(queries, encode_kwargs=encode_kwargs, **kwargs)
+
     def _merge(self, cand_scores, cand_ids, new_scores, new_ids, k):
         scores = np.concatenate([cand_scores, new_scores])
         ids = np.concatenate([cand_ids, new_ids])

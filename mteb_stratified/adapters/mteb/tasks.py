@@ -44,6 +44,10 @@ from .scoring import tie_aware_evaluation, tie_aware_scores, write_per_query
 from .search import ExactTieSearch
 
 logger = logging.getLogger(__name__)
+#: The end-of-task summary line goes to a child of mteb's own logger, so the stock
+#: ``mteb run`` shows it at its default verbosity (-v 2) and hides it at -v 0/1, exactly like
+#: mteb's own progress messages (a logger of ours would sit below the root's WARNING level).
+_RUN_LOG = logging.getLogger("mteb.mteb_stratified")
 
 __all__ = ["read_task_folder", "wrap_for_exact_search", "add_tie_scores", "strata_scores",
            "TieAwareRetrievalMixin", "LocalBeirRetrieval", "StratifiedNFCorpus", "StratifiedFiQA",
@@ -86,6 +90,9 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
         from mteb_stratified.report import flat_strata_scores
 
         base.update(flat_strata_scores(block, STRATA_MEASURE))
+    ks = sorted({int(k) for k in task.k_values})
+    _RUN_LOG.info("%s", summary_line(task.metadata.name, hf_split, result, block,
+                                     top_k=10 if 10 in ks else ks[0]))
     if prediction_folder is not None:
         path = Path(prediction_folder) / f"{task.metadata.name}_per_query.csv"
         model, revision = getattr(task, "_tie_model", ("", ""))
@@ -97,6 +104,23 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
             strata_path = Path(prediction_folder) / f"{task.metadata.name}_strata_{hf_split}.json"
             strata_path.write_text(json.dumps(block, indent=2, default=str), encoding="utf-8")
     return base
+
+
+def summary_line(task_name: str, split: str, result, block: dict | None, *, top_k: int = 10) -> str:
+    """One line with the main figures of a tie-aware evaluation (logged when a task ends)."""
+    m = result[f"nDCG@{top_k}"]
+    share = result.tie_stats(top_k)["tied_query_share"]
+    line = (f"{task_name} {split}: nDCG@{top_k} expected {m.expected:.4f} (range {m.range:.4f},"
+            f" bias {m.bias:+.4f}; stock tie-oblivious {m.oblivious:.4f}), "
+            f"{100 * share:.1f}% of {len(result.queries)} queries tie in the top {top_k}")
+    if block is not None:
+        post = block["estimates"]["expected"]["analytic"].get("post_stratified")
+        cov = block["coverage"]["cluster"]
+        if post is not None:
+            line += (f"; corpus-weighted {post['estimate']:.4f} "
+                     f"[{post['ci_low']:.4f}, {post['ci_high']:.4f}]")
+        line += f"; MSC {cov['msc']:.3f}, SCC {cov['scc']:.3f}"
+    return line
 
 
 #: The measure whose strata block a task with bundled strata reports (its main score's measure).

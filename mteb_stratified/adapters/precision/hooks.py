@@ -133,14 +133,15 @@ class BiEncoderScorer:
         return BiEncoderScorer(self.model, score_dtype=score_dtype, batch_size=self.batch_size,
                                similarity_fn=self.similarity_fn)
 
-    def embed(self, texts: Sequence[str], *, kind: str = "document"):
-        """Pooled embeddings (N, dim) in the model dtype; ``kind`` is "query" or "document"."""
+    def embed(self, texts: Sequence[str], *, kind: str = "document", progress: bool = False):
+        """Pooled embeddings (N, dim) in the model dtype; ``kind`` is "query" or "document";
+        ``progress`` shows sentence-transformers' bar per batch."""
         if kind not in ("query", "document"):
             raise InputError(f"kind={kind!r} is not valid", fix="use 'query' or 'document'")
         method = getattr(self.model, f"encode_{kind}", None) or self.model.encode
         with _without_normalize(self.model):
             out = method(list(texts), batch_size=self.batch_size, convert_to_tensor=True,
-                         show_progress_bar=False)
+                         show_progress_bar=progress)
         return out
 
     def similarity(self, query_embeddings, document_embeddings):

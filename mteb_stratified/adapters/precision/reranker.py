@@ -192,11 +192,12 @@ class YesNoReranker:
                    position_ids=positions.to(device), use_cache=False)
         return out.last_hidden_state[:, -1, :]
 
-    def last_hidden(self, pairs: Sequence[tuple]):
+    def last_hidden(self, pairs: Sequence[tuple], *, progress: bool = False):
         """Final hidden states h (N, hidden) at the answer position, in the model dtype.
 
         This is the whole forward pass; :meth:`logits_from_hidden` is the (cheap) scoring part.
-        Pairs are batched by length; rows come back in input order.
+        Pairs are batched by length; rows come back in input order.  ``progress`` shows a bar
+        per batch (stderr).
         """
         torch = torch_module()
         pairs = list(pairs)
@@ -206,8 +207,13 @@ class YesNoReranker:
         encoded = self.encode_pairs(pairs)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         chunks = []
+        starts = range(0, len(order), self.batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="rerank batches", unit="batch")
         with torch.inference_mode():
-            for lo in range(0, len(order), self.batch_size):
+            for lo in starts:
                 idx = order[lo:lo + self.batch_size]
                 chunks.append(self._hidden_last([encoded[i] for i in idx]).cpu())
         h = torch.cat(chunks)

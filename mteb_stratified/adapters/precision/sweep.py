@@ -200,8 +200,11 @@ class BiEncoderSweep:
             self.prepare(model_dtype)
         model = self._model[1]
         scorer = BiEncoderScorer(model, batch_size=self.batch_size)
-        q = scorer.embed([self.dataset.queries[x] for x in self.qids], kind="query")
-        d = scorer.embed([_doc_text(self.dataset.corpus[x]) for x in self.doc_ids], kind="document")
+        bar = getattr(self, "progress_bars", False)
+        q = scorer.embed([self.dataset.queries[x] for x in self.qids], kind="query",
+                         progress=bar)
+        d = scorer.embed([_doc_text(self.dataset.corpus[x]) for x in self.doc_ids],
+                         kind="document", progress=bar)
         return scorer, q, d
 
     def scores(self, state, regime: Regime) -> list:
@@ -266,7 +269,7 @@ class RerankerSweep:
                            batch_size=self.batch_size, activation=self.activation)
         pairs = [(self.dataset.queries[q], _doc_text(self.dataset.corpus[d]))
                  for q, cands in zip(self.qids, self.candidates) for d in cands]
-        return rr, rr.last_hidden(pairs)
+        return rr, rr.last_hidden(pairs, progress=getattr(self, "progress_bars", False))
 
     def release(self) -> None:
         self._model = (None, None, None)
@@ -368,7 +371,8 @@ def build_model(name: str, dataset, qids: list, *, device: str = "cpu", rerank_d
 def run_sweep(model: "str | SweepModel" = "minilm", task: str = "nfcorpus", regimes=None, *,
               max_queries: "int | None" = None, device: str = "cpu", rerank_depth: int = 10,
               max_length: int = 256, activation: str = "softmax", first_stage=None,
-              progress: "Callable[[str], None] | None" = None) -> SweepResult:
+              progress: "Callable[[str], None] | None" = None,
+              progress_bars: bool = False) -> SweepResult:
     """Run one model under each regime on a task and return the audit table.
 
     The fp32 forward pass always runs (it is the reference of the correlations); only the
@@ -386,6 +390,10 @@ def run_sweep(model: "str | SweepModel" = "minilm", task: str = "nfcorpus", regi
                              max_length=max_length, activation=activation, first_stage=first_stage)
     else:
         source = model
+    try:
+        source.progress_bars = progress_bars  # a bar per forward batch (stderr)
+    except AttributeError:  # a model object that takes no attributes: no bars
+        pass
     from .regimes import get_regime
 
     dtypes = ["float32"] + [d for d in dict.fromkeys(r.model_dtype for r in regimes) if d != "float32"]

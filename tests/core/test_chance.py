@@ -1,0 +1,109 @@
+"""The checks against chance: Holm's adjustment and the stratum-heterogeneity permutation test,
+against brute force and in simulations with realistic stratum sizes (1-query strata included)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mteb_stratified.core import InputError
+from mteb_stratified.core.chance import heterogeneity_test, holm
+
+#: A realistic mix: a few large strata, several middling, many 1- and 2-query strata.
+SIZES = [60, 25, 12, 8, 5, 5, 3, 2, 2] + [1] * 20
+
+
+def _labels(sizes):
+    return np.repeat(np.arange(len(sizes)), sizes)
+
+
+def _ndcg_like(rng, n):
+    """Skewed per-query values in [0, 1] with many zeros, as nDCG@10 is."""
+    v = rng.beta(0.6, 1.6, n)
+    v[rng.random(n) < 0.15] = 0.0
+    return v
+
+
+def test_holm_matches_its_definition():
+    p = np.array([0.01, 0.04, 0.03, 0.005])
+    assert holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p = rng.random(rng.integers(1, 9))
+        order = np.argsort(p)
+        m = p.size
+        ref = np.empty(m)
+        running = 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (m - rank) * p[i]))
+            ref[i] = running
+        assert holm(p) == pytest.approx(ref)
+    assert holm([]).size == 0
+    with pytest.raises(InputError):
+        holm([0.5, 1.5])
+
+
+def test_permutation_p_value_equals_full_enumeration():
+    """Tiny case: every distinct assignment of the labels enumerated; the Monte Carlo p-value
+    converges to the exact permutation p-value."""
+    y = np.array([0.9, 0.7, 0.8, 0.1, 0.3, 0.2])
+    labels = np.array([0, 0, 0, 1, 1, 2])
+
+    def ssb(lab):
+        g = y.mean()
+        return sum((lab == k).sum() * (y[lab == k].mean() - g) ** 2 for k in np.unique(lab))
+
+    observed = ssb(labels)
+    perms = [labels[list(p)] for p in itertools.permutations(range(6))]
+    exact = np.mean([ssb(p) >= observed - 1e-12 for p in perms])
+    res = heterogeneity_test(y, labels, n_resamples=40_000, min_size=1, seed=3)
+    assert res.p_value == pytest.approx(exact, abs=0.006)
+    assert res.eta_squared == pytest.approx(observed / np.sum((y - y.mean()) ** 2))
+
+
+def test_null_calibration_with_realistic_sizes():
+    """Values independent of the strata: the test rejects at about its level, and Holm keeps
+    the family-wise rate of singled-out strata at or below it."""
+    rng = np.random.default_rng(11)
+    labels = _labels(SIZES)
+    reps, rejected, any_flagged = 400, 0, 0
+    for r in range(reps):
+        res = heterogeneity_test(_ndcg_like(rng, labels.size), labels, n_resamples=199,
+                                 min_size=5, seed=r)
+        rejected += res.p_value <= 0.05
+        any_flagged += bool(res.differing_strata(0.05))
+        assert 0 < res.p_value <= 1
+    assert 0.02 <= rejected / reps <= 0.085, rejected / reps  # binomial band around 0.05
+    assert any_flagged / reps <= 0.075, any_flagged / reps
+    # the null η² is what random strata of these sizes explain: far from 0 with 29 strata
+    assert res.null_eta_squared > 0.1
+
+
+def test_power_and_the_stratum_singled_out():
+    rng = np.random.default_rng(5)
+    labels = _labels(SIZES)
+    y = _ndcg_like(rng, labels.size)
+    y[labels == 1] = np.clip(y[labels == 1] + 0.4, 0, 1)  # the 25-query stratum is easier
+    res = heterogeneity_test(y, labels, n_resamples=999, min_size=5, seed=0)
+    assert res.p_value < 0.01 and res.eta_squared > res.null_eta_squared_95
+    flagged = [s["stratum"] for s in res.differing_strata(0.05)]
+    assert 1 in flagged
+    assert {s["stratum"] for s in res.strata} == {0, 1, 2, 3, 4, 5}  # n >= 5 only
+
+
+def test_deterministic_and_string_labels():
+    rng = np.random.default_rng(1)
+    y = rng.random(40)
+    labels = np.array(["a", "b", "c", "d"] * 10, dtype=object)
+    a = heterogeneity_test(y, labels, n_resamples=300, seed=7)
+    b = heterogeneity_test(y, labels, n_resamples=300, seed=7)
+    assert a == b and a.n_strata == 4
+
+
+def test_bad_input():
+    with pytest.raises(InputError, match="same length"):
+        heterogeneity_test([0.1, 0.2], [0])
+    with pytest.raises(InputError, match="at least 2 finite"):
+        heterogeneity_test([0.1, np.nan], [0, 1])
+    with pytest.raises(InputError, match="n_resamples"):
+        heterogeneity_test([0.1, 0.2], [0, 1], n_resamples=0)
