@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["int_at_least", "float_in", "HelpFormatter"]
+__all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint"]
 
 
 def int_at_least(low: int, high: int | None = None):
@@ -50,3 +50,23 @@ def float_in(low: float, high: float | None = None, *, low_open: bool = False):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the description's line breaks (examples, lists) and wraps option help."""
+
+
+def add_llm_endpoint(group, *, cache_name: str) -> None:
+    """The options of an OpenAI-compatible endpoint (``structure``, ``generate``)."""
+    group.add_argument("--base-url", default=None,
+                       help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    group.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
+    group.add_argument("--api-key", default=None,
+                       help="API key (default: $OPENAI_API_KEY; any value, e.g. 'none', for "
+                            "a local server)")
+    group.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
+                       help="request timeout in seconds (default: 60)")
+    group.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
+                       help="retries per request (default: 5)")
+    group.add_argument("--cache", default=None, metavar="FILE",
+                       help=f"SQLite answer cache (default: OUT/{cache_name})")
+    group.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
+                       help="USD per 1M prompt tokens, for the cost line (default: 0)")
+    group.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
+                       help="USD per 1M completion tokens (default: 0)")

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..core import DEFAULT_N_MIN, InputError
-from ._args import HelpFormatter, float_in, int_at_least
+from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -37,21 +37,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="output folder (augmented BEIR dataset)")
     llm = p.add_argument_group("LLM endpoint (OpenAI-compatible: vLLM, OpenAI, "
                                "transformers serve, llama.cpp)")
-    llm.add_argument("--base-url", default=None,
-                     help="endpoint (default: $OPENAI_BASE_URL)")
-    llm.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
-    llm.add_argument("--api-key", default=None,
-                     help="API key (default: $OPENAI_API_KEY; any value for a local server)")
-    llm.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
-                     help="request timeout in seconds (default: 60)")
-    llm.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
-                     help="retries per request (default: 5)")
-    llm.add_argument("--cache", default=None, metavar="FILE",
-                     help="SQLite answer cache (default: OUT/generate_cache.sqlite)")
-    llm.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
-                     help="USD per 1M prompt tokens, for the cost line (default: 0)")
-    llm.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
-                     help="USD per 1M completion tokens (default: 0)")
+    add_llm_endpoint(llm, cache_name="generate_cache.sqlite")
     g = p.add_argument_group("targets, seeds and pooling")
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     g.add_argument("--n-min", type=int_at_least(1), default=DEFAULT_N_MIN, metavar="N",

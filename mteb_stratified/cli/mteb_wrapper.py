@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     import logging
 
-    from ..adapters import require
+    from .._optional import require
 
     require("mteb", "mteb")  # a clear "pip install mteb-stratified[mteb]" when missing
     from mteb.cli.build_cli import build_cli

@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     systems = collect_systems(args)
     from ..report import (build_report, stability_summary, stratified_summary, to_markdown,
                           write_html)
+    from ..report.html import _matplotlib
+
+    _matplotlib()  # a missing [plots] extra fails now, before the work
 
     art, data, strata = load_context(args)
     values = {name: load(data.qrels) for name, load in systems}

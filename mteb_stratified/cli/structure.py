@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..core.errors import InputError
-from ._args import float_in, int_at_least
+from ._args import add_llm_endpoint, float_in, int_at_least
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -33,25 +33,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="entity extractor: offline = spaCy noun chunks, keybert, or llm (an "
                         "OpenAI-compatible server) (default: offline)")
     llm = p.add_argument_group("LLM extractor")
-    llm.add_argument("--base-url", default=None,
-                     help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    llm.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
-    llm.add_argument("--api-key", default=None,
-                     help="API key (default: $OPENAI_API_KEY; 'none' for a local server)")
+    add_llm_endpoint(llm, cache_name="llm_cache.sqlite")
     llm.add_argument("--concurrency", type=int_at_least(1), default=4, metavar="N",
                      help="parallel requests (default: 4)")
     llm.add_argument("--max-tokens", type=int_at_least(1), default=512, metavar="N",
                      help="completion limit per document (default: 512)")
-    llm.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
-                     help="request timeout in seconds (default: 60)")
-    llm.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
-                     help="retries per request (default: 5)")
-    llm.add_argument("--cache", default=None, metavar="FILE",
-                     help="SQLite answer cache (default: OUT/llm_cache.sqlite)")
-    llm.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
-                     help="USD per 1M prompt tokens, for the cost line (default: 0)")
-    llm.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
-                     help="USD per 1M completion tokens (default: 0)")
     g = p.add_argument_group("graph and clustering")
     g.add_argument("--embedding-model", default=None, metavar="NAME_OR_DIR",
                    help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2)")

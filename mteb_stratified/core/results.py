@@ -271,12 +271,13 @@ class EvaluationResult:
                          f"{s['max_tie_group_size']})")
         if parts:
             foot.append("queries with tied scores: " + "; ".join(parts))
-        plain = {"queries_only_in_run": "queries in the run but not in the qrels (left out)",
-                 "queries_only_in_qrels": "queries in the qrels but not in the run (left out; "
+        plain = {"queries_only_in_run": "in the run but not in the qrels (left out)",
+                 "queries_only_in_qrels": "in the qrels but not in the run (left out; "
                                           "-c scores them 0)",
-                 "queries_scored_zero": "queries in the qrels but not in the run, scored 0 (-c)"}
+                 "queries_scored_zero": "in the qrels but not in the run, scored 0 (-c)"}
         for key, items in self.left_out.items():
             if items:
-                foot.append(f"{len(items)} {plain.get(key, key)}: "
+                noun = "query" if len(items) == 1 else "queries"
+                foot.append(f"{len(items)} {noun} {plain.get(key, key)}: "
                             f"{', '.join(map(str, items[:3]))}{', ...' if len(items) > 3 else ''}")
         return "\n".join(lines + [""] + foot)

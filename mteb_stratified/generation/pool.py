@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ..adapters import require
+from .._optional import require
 
 __all__ = ["Pooler"]
 

@@ -100,8 +100,10 @@ def _matplotlib():
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
+        from .._optional import install_hint
+
         raise ImportError("the HTML report draws its plots with matplotlib: "
-                          "pip install 'mteb-stratified[plots]'") from None
+                          + install_hint("plots")) from None
     return matplotlib, Figure
 
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..adapters import require
+from .._optional import require
 
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts"]
 

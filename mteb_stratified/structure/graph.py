@@ -88,7 +88,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..adapters import require
+from .._optional import require
 from ..core.errors import InputError
 
 __all__ = ["KnnEdges", "knn_edges", "merge_near_duplicates", "to_igraph"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..adapters import require
+from .._optional import require
 from ..core.errors import InputError
 
 __all__ = ["LeidenClustering"]

@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
 
-from ..adapters import require
+from .._optional import require
 from ..core.errors import InputError
 from .extractors import DESCRIPTION_CHARS, Entity
 

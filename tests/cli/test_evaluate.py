@@ -60,7 +60,7 @@ def test_table_output(files):
     qrels, run, _ = files
     text = cli("evaluate", "--qrels", qrels, "--run", run).stdout
     assert "nDCG@10" in text and "expected" in text and "bias" in text
-    assert "1 queries in the run but not in the qrels (left out): q9" in text
+    assert "1 query in the run but not in the qrels (left out): q9" in text
 
 
 def test_relevance_level_and_input_order(files):

@@ -177,33 +177,34 @@ def test_stratify_prediction_folder_flag_and_its_errors(tmp_path, qids, capsys):
         capsys.readouterr().err
 
 
+def _stratify_edited(tmp_path, qids, seed, edit, target=None):
+    """Stratify a README-layout result after ``edit(data)`` changed its JSON; (rc, stderr)."""
+    path, _ = _mteb_layout(tmp_path / "runs", qids, seed)
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    return main(["stratify", str(target or path)])
+
+
 def test_a_per_query_csv_of_another_run_is_refused(tmp_path, qids, capsys):
     """The CSV's mean must equal the results file's score: a stale CSV is never used."""
-    path, _ = _mteb_layout(tmp_path / "runs", qids, 4)
-    data = json.loads(path.read_text())
-    data["scores"]["test"][0]["ndcg_at_10_expected"] += 0.01
-    path.write_text(json.dumps(data))
-    assert main(["stratify", str(path)]) == 2
+    def shift(data):
+        data["scores"]["test"][0]["ndcg_at_10_expected"] += 0.01
+    assert _stratify_edited(tmp_path, qids, 4, shift) == 2
     err = capsys.readouterr().err
     assert "do not match the results file" in err and "comes from another run" in err
 
 
 def test_a_folder_without_results_of_the_task(tmp_path, qids, capsys):
-    path, _ = _mteb_layout(tmp_path / "runs", qids, 5)
-    data = json.loads(path.read_text())
-    data["task_name"] = "NFCorpus"
-    path.write_text(json.dumps(data))
-    assert main(["stratify", str(tmp_path / "runs")]) == 2
+    assert _stratify_edited(tmp_path, qids, 5, lambda d: d.update(task_name="NFCorpus"),
+                            target=tmp_path / "runs") == 2
     err = capsys.readouterr().err
     assert "no StratifiedNFCorpus results under" in err and "NFCorpus" in err
 
 
 def test_a_task_name_with_a_path_is_refused(tmp_path, qids, capsys):
-    path, _ = _mteb_layout(tmp_path / "runs", qids, 6)
-    data = json.loads(path.read_text())
-    data["task_name"] = "../../../etc/StratifiedNFCorpus"
-    path.write_text(json.dumps(data))
-    assert main(["stratify", str(path)]) == 2
+    assert _stratify_edited(tmp_path, qids, 6, lambda d: d.update(
+        task_name="../../../etc/StratifiedNFCorpus")) == 2
     assert "is not a plain task name" in capsys.readouterr().err
 
 

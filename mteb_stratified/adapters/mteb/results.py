@@ -156,7 +156,7 @@ def leaderboard_frame(rows: list[ResultRow]):
     """Models × tasks, every column: ``<task> <column>`` for each name of :data:`COLUMNS` that
     some row has, sorted by the mean expected score over tasks (descending), with
     ``mean_expected`` and ``mean_oblivious`` columns."""
-    from mteb_stratified.adapters import require
+    from mteb_stratified._optional import require
 
     pd = require("pandas", "mteb")
     tasks = sorted({r.task for r in rows})

