@@ -7,7 +7,6 @@ leaderboard can share it.  Key names and their meaning: :mod:`._keys`.
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 from typing import Mapping, Sequence
 

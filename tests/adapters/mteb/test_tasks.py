@@ -243,3 +243,46 @@ def test_beir_task_gz_and_bad_folder(tmp_path):
     assert len(task.dataset["default"]["test"]["corpus"]) == 2
     with pytest.raises(InputError, match="BEIR folder not found"):
         beir_task(tmp_path / "missing")
+
+
+def test_two_models_share_a_prediction_folder(tiny_beir, tmp_path):
+    """The per-query CSV records each row's model and revision (as mteb's results folder
+    names them), so two models can share a prediction folder and stratify/report find each
+    result's own rows."""
+    from mteb.models.model_meta import ModelMeta, ScoringFunction
+
+    from mteb_stratified.io.mteb_results import (check_matches_results, find_per_query,
+                                                 load_task_result, model_of, read_per_query_csv)
+
+    from .conftest import BagOfWordsEncoder
+
+    other = BagOfWordsEncoder()
+    other.mteb_model_meta = ModelMeta.create_empty(overwrites=dict(
+        name="test/bag-of-words-2", revision="7", similarity_fn_name=ScoringFunction.DOT_PRODUCT,
+        loader=None))
+    scale = other.encode
+    other.encode = lambda inputs, **kw: scale(inputs, **kw) ** 2  # another ranking
+
+    task = beir_task(tiny_beir, name="StratifiedTiny")
+    _evaluate(task, BagOfWordsEncoder(), tmp_path)
+    _evaluate(beir_task(tiny_beir, name="StratifiedTiny"), other, tmp_path)
+    csv_file = tmp_path / "pred" / "StratifiedTiny_per_query.csv"
+    pq = pd.read_csv(csv_file, dtype=str, keep_default_na=False)
+    assert set(zip(pq.model, pq.revision)) == {("test/bag-of-words", "1"),
+                                               ("test/bag-of-words-2", "7")}
+    files = sorted((tmp_path / "cache").rglob("StratifiedTiny.json"))
+    assert len(files) == 2
+    for path in files:
+        model, revision = model_of(path)
+        csv_path = find_per_query(path, "StratifiedTiny", prediction_folder=tmp_path / "pred")
+        vals = read_per_query_csv(csv_path, "nDCG@10", split="test", model=model,
+                                  revision=revision)
+        check_matches_results(vals, load_task_result(path), "ndcg_at_10", split="test",
+                              per_query_path=csv_path, results_path=str(path))  # no error
+    # rerunning a model (fresh cache, same prediction folder) replaces its own rows only
+    mteb.evaluate(BagOfWordsEncoder(), [beir_task(tiny_beir, name="StratifiedTiny")],
+                  cache=mteb.ResultCache(str(tmp_path / "again")),
+                  prediction_folder=str(tmp_path / "pred"),
+                  encode_kwargs={"show_progress_bar": False})
+    again = pd.read_csv(csv_file, dtype=str, keep_default_na=False)
+    assert len(again) == len(pq) == 2 * len(pq[pq.model == "test/bag-of-words"])
