@@ -133,8 +133,8 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     done = 0
     while done < b_total:
         c = min(per_chunk, b_total - done)
-        perm = np.argsort(rng.random((c, q)), axis=1)  # c uniform permutations
-        shuffled = codes[perm]  # (c, q): random strata of the observed sizes
+        # c uniform permutations of the labels: random strata of the observed sizes
+        shuffled = rng.permuted(np.broadcast_to(codes, (c, q)), axis=1)
         flat = shuffled + (np.arange(c) * k)[:, None]
         sums = np.bincount(flat.ravel(), weights=np.broadcast_to(y, (c, q)).ravel(),
                            minlength=c * k).reshape(c, k)

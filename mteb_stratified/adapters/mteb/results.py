@@ -227,17 +227,20 @@ def ranking_note(frame) -> str:
 
 
 def to_markdown(frame, digits: int = 4) -> str:
-    """The frame as a GitHub Markdown table (no tabulate dependency)."""
+    """The frame as a GitHub Markdown table (no tabulate dependency); bias columns signed."""
     cols = list(frame.columns)
 
-    def fmt(v):
+    def fmt(v, col):
         if isinstance(v, float):
-            return "" if math.isnan(v) else f"{v:.{digits}f}"
+            if math.isnan(v):
+                return ""
+            v = round(v, digits) + 0.0  # no "-0.0000"
+            return f"{v:+.{digits}f}" if "bias" in str(col) else f"{v:.{digits}f}"
         return str(v)
 
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(fmt(row[c], c) for c in cols) + " |")
     return "\n".join(lines)
 
 
