@@ -1,18 +1,19 @@
-"""``mteb-stratified mteb ...``: mteb's own CLI with the tie-aware tasks and models registered.
+"""mteb-stratified mteb ...: mteb's own CLI with the tie-aware tasks and models registered.
 
-Everything after ``mteb`` goes to mteb's CLI unchanged (``run``, ``available-tasks``, ...), so
-``mteb-stratified mteb run -t StratifiedNFCorpus -m mteb-stratified/all-MiniLM-L6-v2`` behaves
-like the stock ``mteb run`` with the auto-load hook.  Extra options, accepted anywhere after
-``mteb``:
+Everything after "mteb" goes to mteb's CLI unchanged (run, available-tasks, ...), so
+"mteb-stratified mteb run -t StratifiedNFCorpus -m mteb-stratified/all-MiniLM-L6-v2" behaves
+like the stock "mteb run" with the auto-load hook (use it with an editable install, where the
+hook is not in site-packages). Extra options, accepted anywhere after "mteb":
 
-* ``--data-dir DIR`` - folder holding BEIR datasets (``fiqa/``, ``scidocs/``); sets
-  ``MTEB_STRATIFIED_DATA_DIR``;
-* ``--dtype {float32,bfloat16,float16}`` / ``--score-dtype ...`` - weights and scoring dtype of
-  the packaged MiniLM (``mteb.get_model(name, dtype=..., score_dtype=...)``);
-* ``--model-kwargs JSON`` - any keyword arguments for ``mteb.get_model`` (e.g.
-  ``'{"model_kwargs": {"dtype": "bfloat16"}}'``).
+  --data-dir DIR            folder holding BEIR datasets (fiqa/, scidocs/); sets
+                            MTEB_STRATIFIED_DATA_DIR for the run
+  --dtype {float32,bfloat16,float16}, --score-dtype ...
+                            weights and scoring dtype of the packaged MiniLM
+                            (mteb.get_model(name, dtype=..., score_dtype=...))
+  --model-kwargs JSON       any keyword arguments for mteb.get_model, e.g.
+                            '{"model_kwargs": {"dtype": "bfloat16"}}'
 
-Also ``python -m mteb_stratified.cli.mteb_wrapper run ...``.
+Also: python -m mteb_stratified.cli.mteb_wrapper run ...
 """
 
 from __future__ import annotations

@@ -47,6 +47,11 @@ def test_options_have_help_defaults_and_plain_text(name):
         assert shown or flag in NO_DEFAULT_OK, f"{name} {flag}: the default is not shown"
 
 
+def test_top_level_and_mteb_help_are_plain_text():
+    parser, subs = _subparsers()
+    assert "`" not in parser.format_help() and "`" not in subs["mteb"].format_help()
+
+
 @pytest.mark.parametrize("name", ["demo", "precision-sweep", "leaderboard", "structure",
                                   "stratify", "report", "generate"])
 def test_outputs_are_o_out(name):
