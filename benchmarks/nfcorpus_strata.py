@@ -7,7 +7,7 @@ packaged MiniLM and of BM25 with CIs, and whether their order flips between aggr
 ``--minilm``: the per-query CSV of a full ``StratifiedNFCorpus`` run of the packaged
 all-MiniLM-L6-v2 (``mteb-stratified mteb run ... --prediction-folder``).  BM25 is run here (bm25s,
 as ``mteb-stratified demo``, float32 scores, missing queries scored 0).  Structure: the bundled
-offline artifact; bins: corpus-fixed (see ``mteb_stratified.report.summary``).  Writes
+offline artifact; bins: corpus-fixed (see ``mteb_stratified.stratification.bins``).  Writes
 ``report.html``, ``report.md`` and ``summary.json`` to ``--out`` and prints the Markdown.
 """
 
@@ -32,8 +32,9 @@ def main() -> int:
     from mteb_stratified.adapters.bm25 import bm25_run
     from mteb_stratified.io import bundled_path, load_beir, write_run
     from mteb_stratified.report import (build_report, per_query_from_run, read_per_query_csv,
-                                        stability_summary, strata_for_dataset,
-                                        stratified_summary, to_markdown, write_html)
+                                        to_markdown, write_html)
+    from mteb_stratified.stratification import (stability_summary, strata_for_dataset,
+                                                stratified_summary)
     from mteb_stratified.structure.artifact import StructureArtifact
 
     t0 = time.perf_counter()

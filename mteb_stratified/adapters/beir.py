@@ -20,13 +20,15 @@ from __future__ import annotations
 import logging
 from typing import Mapping, Sequence
 
-from .mteb._keys import STATS
+from mteb_stratified.naming import (BEIR_FAMILIES, STATS, beir_key, parse_measure,
+                                    trec_eval_family, trec_eval_key)
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["TieAwareEvaluateRetrieval", "tie_aware_beir_scores"]
 
-_BEIR_FAMILIES = (("NDCG", "nDCG"), ("MAP", "AP"), ("Recall", "R"), ("P", "P"))
+#: The families of ``EvaluateRetrieval.evaluate``, in BEIR's return order (names: naming.py).
+_EVALUATE_FAMILIES = ("nDCG", "AP", "R", "P")
 
 
 def _drop_identical(results):
@@ -34,21 +36,19 @@ def _drop_identical(results):
 
 
 def tie_aware_beir_scores(qrels: Mapping, results: Mapping, k_values: Sequence[int], *,
-                          families=_BEIR_FAMILIES, ignore_identical_ids: bool = True):
-    """``({beir_key: {stat: value}}, EvaluationResult)`` for BEIR's families at ``k_values``."""
+                          families=_EVALUATE_FAMILIES, ignore_identical_ids: bool = True):
+    """``({beir_key: {stat: value}}, EvaluationResult)`` for ``families`` (ir_measures names)
+    at ``k_values``; keys as BEIR spells them (:func:`mteb_stratified.naming.beir_key`)."""
     from mteb_stratified import evaluate
 
     if ignore_identical_ids:
         results = _drop_identical(results)
     ks = sorted({int(k) for k in k_values})
-    measures = [f"{ir}@{k}" for _, ir in families for k in ks]
+    measures = [parse_measure(f"{name}@{k}") for name in families for k in ks]
     res = evaluate(qrels, results, measures, relevance_level=1, oblivious="trec_eval",
                    missing="skip", tie_cutoffs=ks)
-    out = {}
-    for beir, ir in families:
-        for k in ks:
-            m = res[f"{ir}@{k}"]
-            out[f"{beir}@{k}"] = {stat: float(getattr(m, stat)) for stat in STATS}
+    out = {beir_key(m): {stat: float(getattr(res[repr(m)], stat)) for stat in STATS}
+           for m in measures}
     return out, res
 
 
@@ -84,14 +84,16 @@ class TieAwareEvaluateRetrieval(_base_class()):
             results = _drop_identical(results)
         ks = list(k_values)
         ev = pytrec_eval.RelevanceEvaluator(
-            qrels, {"map_cut." + ",".join(map(str, ks)), "ndcg_cut." + ",".join(map(str, ks)),
-                    "recall." + ",".join(map(str, ks)), "P." + ",".join(map(str, ks))})
+            qrels, {f"{trec_eval_family(name)}." + ",".join(map(str, ks))
+                    for name in _EVALUATE_FAMILIES})
         scores = ev.evaluate(results)
         n = max(len(scores), 1)
         out = {}
-        for beir, trec in (("NDCG", "ndcg_cut"), ("MAP", "map_cut"), ("Recall", "recall"), ("P", "P")):
-            out[beir] = {f"{beir}@{k}": round(sum(s[f"{trec}_{k}"] for s in scores.values()) / n, 5)
-                         for k in ks}
+        for name in _EVALUATE_FAMILIES:
+            out[BEIR_FAMILIES[name]] = {
+                beir_key(f"{name}@{k}"): round(sum(s[trec_eval_key(f"{name}@{k}")]
+                                                   for s in scores.values()) / n, 5)
+                for k in ks}
         return out
 
     @classmethod
@@ -105,13 +107,15 @@ class TieAwareEvaluateRetrieval(_base_class()):
         tie, cls.last_result = tie_aware_beir_scores(qrels, results, k_values,
                                                       ignore_identical_ids=ignore_identical_ids)
         dicts = []
-        for beir, _ in _BEIR_FAMILIES:
+        for name in _EVALUATE_FAMILIES:
+            beir = BEIR_FAMILIES[name]
             d = dict(plain[beir])
             for key in list(plain[beir]):
                 for stat, v in tie[key].items():
                     d[f"{key}_{stat}"] = v
             dicts.append(d)
-        for d, (beir, _) in zip(dicts, _BEIR_FAMILIES):
+        for d, name in zip(dicts, _EVALUATE_FAMILIES):
+            beir = BEIR_FAMILIES[name]
             for k in k_values:
                 logger.info("%s@%d: %.4f (expected %.4f, range %.4f)", beir, k, d[f"{beir}@{k}"],
                             d[f"{beir}@{k}_expected"], d[f"{beir}@{k}_range"])
@@ -127,8 +131,7 @@ class TieAwareEvaluateRetrieval(_base_class()):
                 raise ValueError(f"metric {metric!r} needs BEIR installed (pip install beir)")
             return _base_class().evaluate_custom(qrels, results, k_values, metric)
         tie, cls.last_result = tie_aware_beir_scores(
-            qrels, results, k_values, families=(("MRR", "RR"),),
-            ignore_identical_ids=ignore_identical_ids)
+            qrels, results, k_values, families=("RR",), ignore_identical_ids=ignore_identical_ids)
         out = {}
         for k in k_values:
             key = f"MRR@{k}"

@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{out_dir} is a file, not a folder", fix="give -o/--out a path in a "
                                                                   "folder")
     systems = collect_systems(args)
-    from ..report import (build_report, stability_summary, stratified_summary, to_markdown,
-                          write_html)
+    from ..report import build_report, to_markdown, write_html
+    from ..stratification import stability_summary, stratified_summary
     from ..report.html import _matplotlib
 
     _matplotlib()  # a missing [plots] extra fails now, before the work

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..core import DEFAULT_N_MIN, InputError
 from ._args import HelpFormatter, int_at_least
 
-#: Stratum schemes and J variants (owned by core.strata and report.summary; literal here so
+#: Stratum schemes and J variants (owned by core.strata and stratification; literal here so
 #: parsing the command line imports nothing heavy; a test checks they agree).
 SCHEMES = ("cluster", "cell")
 ALIGNMENTS = ("exact", "soft")
@@ -164,22 +164,22 @@ def _task_name(data: dict, path: str) -> str:
 def read_values(item: ResultsInput, args) -> dict:
     """The item's per-query values of ``args.measure``, checked against its results file."""
     from ..io.mteb_results import check_matches_results, read_per_query_csv
-    from ..report.summary import metric_key
+    from ..naming import mteb_key
 
     vals = read_per_query_csv(item.per_query, args.measure, split=args.split,
                               model=item.model, revision=item.revision)
-    check_matches_results(vals, item.data, metric_key(args.measure), split=args.split,
+    check_matches_results(vals, item.data, mteb_key(args.measure), split=args.split,
                           per_query_path=item.per_query, results_path=item.path)
     return vals
 
 
 def check_options(args) -> None:
-    from ..core.coverage import _check_n_min
+    from ..core.coverage import check_n_min
     from ..core.strata import check_scheme
-    from ..report.summary import _check_alignment
+    from ..stratification import check_alignment
     check_scheme(args.scheme)
-    _check_alignment(args.alignment)
-    _check_n_min(args.n_min)
+    check_alignment(args.alignment)
+    check_n_min(args.n_min)
     if args.resamples < 2:
         raise InputError("--resamples must be ≥ 2", fix="e.g. --resamples 2000")
     for name in ("structure", "dataset"):
@@ -210,11 +210,11 @@ def _load_context(args):
     if args.structure is None and args.dataset is None and args.alignment == "exact" \
             and args.split == "test":
         # the bundled NFCorpus test queries' entities are precomputed: no extractor runs
-        from ..report.bundled import bundled_strata
+        from ..stratification.bundled import bundled_strata
 
         artifact, strata = bundled_strata("nfcorpus", "test")
         return artifact, load_beir(bundled_path("nfcorpus"), "test"), strata
-    from ..report import strata_for_dataset
+    from ..stratification import strata_for_dataset
 
     art = (StructureArtifact.bundled("nfcorpus") if args.structure is None
            else StructureArtifact.load(args.structure))
@@ -226,7 +226,7 @@ def _load_context(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import flat_strata_scores, stratified_summary
+    from ..stratification import flat_strata_scores, stratified_summary
 
     check_options(args)
     if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):

@@ -5,7 +5,7 @@ SQLite), so rerunning the same command after a crash continues where it stopped.
 
 When the corpus folder holds judged splits (``qrels/<split>.tsv``), the corpus' fixed Low/Med/High
 cut-points for Δ and J are computed from a reference query pool (by default every split except
-``test``; see :func:`mteb_stratified.report.reference_bins`) and stored in ``metadata.json``.
+``test``; see :func:`mteb_stratified.stratification.reference_bins`) and stored in ``metadata.json``.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
     from dataclasses import replace
 
     from ..io import load_beir
-    from ..report.summary import SOFT_TAU, reference_bins
+    from ..stratification import SOFT_TAU, reference_bins
 
     splits = _reference_splits(folder, args.bins_splits)
     if not splits:

@@ -8,9 +8,11 @@ whose primary cluster is c and w_c the cluster's corpus mass (Σ_d m_d(c) / |D|)
   mass in clusters that hold at least ``n_min`` queries;
 * **gaps**: the clusters with n_c = 0, heaviest corpus mass first (with their labels).
 
-At **cell level** the units are the 9·C cells (cluster × Δ bin × J bin); a cell's mass is
+At **cell level** the units are the cells (cluster × Δ bin × J bin; 9 per cluster with the
+default 3 × 3 grid of :mod:`.cells`); a cell's mass is
 w_c · share_c(Δ bin, J bin), with the within-cluster shares given (e.g. from a reference
-distribution) or, by default, equal (1/9); MSC counts the cells of positive mass.
+distribution) or, by default, equal (1/9 with 3 × 3 cells); MSC counts the cells of positive
+mass.
 
 ``n_min`` defaults to :data:`DEFAULT_N_MIN` = 5: below 5 queries a stratum's t interval has
 fewer than 4 degrees of freedom (t₀.₉₇₅ > 2.78) and says little, and 5 is the usual minimum cell
@@ -25,9 +27,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
-from .strata import LEVELS, QueryStrata, check_scheme, mass_array
+from .cells import GRID, CellGrid
+from .strata import QueryStrata, check_scheme, mass_array
 
-__all__ = ["DEFAULT_N_MIN", "Gap", "Coverage", "cluster_coverage", "cell_coverage",
+__all__ = ["DEFAULT_N_MIN", "Gap", "Coverage", "check_n_min", "cluster_coverage", "cell_coverage",
            "strata_coverage"]
 
 #: Default minimum number of queries for a cluster (or cell) to count as sufficiently covered.
@@ -87,7 +90,7 @@ class Coverage:
                              for g in gaps]}
 
 
-def _check_n_min(n_min) -> int:
+def check_n_min(n_min) -> int:
     if isinstance(n_min, bool) or not float(n_min).is_integer() or n_min < 1:
         raise InputError(f"n_min must be an integer ≥ 1, got {n_min!r}",
                          fix=f"e.g. n_min={DEFAULT_N_MIN} (the default)")
@@ -126,7 +129,7 @@ def cluster_coverage(primary, cluster_mass, *, n_min: int = DEFAULT_N_MIN,
     ``{cluster: mass}``);
     ``labels``: cluster labels (mapping or sequence) for the gap list.
     """
-    n_min = _check_n_min(n_min)
+    n_min = check_n_min(n_min)
     w = _mass(cluster_mass)
     C = len(w)
     counts = np.bincount(_primary(primary, C), minlength=C)
@@ -138,44 +141,54 @@ def cluster_coverage(primary, cluster_mass, *, n_min: int = DEFAULT_N_MIN,
                     float(w[counts >= n_min].sum()), n_min, tuple(range(C)), counts, w, gaps)
 
 
+def _allowed(grid: CellGrid, quantity: str) -> str:
+    levels = grid.dispersion_levels if quantity == "dispersion" else grid.alignment_levels
+    return f"{'/'.join(str(i) for i in range(len(levels)))} ({'/'.join(levels)})"
+
+
 def cell_coverage(primary, dispersion_bin, alignment_bin, cluster_mass, *,
                   n_min: int = DEFAULT_N_MIN, cell_shares=None,
-                  labels: Mapping | Sequence | None = None) -> Coverage:
+                  labels: Mapping | Sequence | None = None, grid: CellGrid = GRID) -> Coverage:
     """MSC, SCC and gaps over the cells (cluster, Δ bin, J bin) (module docstring).
 
-    ``cell_shares``: (C, 3, 3) within-cluster shares (rows normalised); default equal (1/9).
-    Cells are labelled ``(c, "Low"|"Med"|"High", "Low"|"Med"|"High")``.
+    ``cell_shares``: (C, n_Δ, n_J) within-cluster shares (rows normalised); default equal.
+    Cells are labelled ``(c, Δ level, J level)`` by ``grid`` (:mod:`.cells`).
     """
-    n_min = _check_n_min(n_min)
+    n_min = check_n_min(n_min)
     w = _mass(cluster_mass)
     C = len(w)
+    k = grid.per_cluster
     p = _primary(primary, C)
     db = np.asarray(dispersion_bin).astype(np.int64).ravel()
     ab = np.asarray(alignment_bin).astype(np.int64).ravel()
     if not (len(db) == len(ab) == len(p)):
         raise InputError(f"{len(p)} primary clusters, {len(db)} Δ bins, {len(ab)} J bins",
                          fix="pass one entry per query in each array")
-    if len(p) and (db.min() < 0 or db.max() > 2 or ab.min() < 0 or ab.max() > 2):
-        raise InputError("bins must be 0/1/2 (Low/Med/High) for every query",
+    if len(p) and (db.min() < 0 or db.max() >= grid.n_dispersion or ab.min() < 0
+                   or ab.max() >= grid.n_alignment):
+        raise InputError(f"bins must be {_allowed(grid, 'dispersion')} for Δ and "
+                         f"{_allowed(grid, 'alignment')} for J, for every query",
                          fix="compute J for every query (query and document entities)")
     if cell_shares is None:
-        share = np.full((C, 9), 1 / 9)
+        share = np.full((C, k), 1 / k)
     else:
         share = np.asarray(cell_shares, dtype=np.float64)
-        if share.shape != (C, 3, 3) or np.any(share < 0) or not np.all(np.isfinite(share)):
-            raise InputError(f"cell_shares must be a non-negative (C, 3, 3) array, got shape "
-                             f"{share.shape}", fix="one 3×3 share table per cluster")
-        share = share.reshape(C, 9)
+        if share.shape != (C, *grid.shape) or np.any(share < 0) or \
+                not np.all(np.isfinite(share)):
+            raise InputError(f"cell_shares must be a non-negative {(C, *grid.shape)} array, got "
+                             f"shape {share.shape}", fix="one share table per cluster")
+        share = share.reshape(C, k)
         tot = share.sum(axis=1, keepdims=True)
-        share = np.where(tot > 0, share / np.where(tot > 0, tot, 1), 1 / 9)
+        share = np.where(tot > 0, share / np.where(tot > 0, tot, 1), 1 / k)
     mass = (w[:, None] * share).ravel()
     mass = mass / mass.sum()
-    counts = np.bincount(p * 9 + db * 3 + ab, minlength=9 * C)
+    counts = np.bincount(grid.encode(p, db, ab), minlength=grid.n_cells(C))
     possible = mass > 0
-    units = tuple((c, LEVELS[k // 3], LEVELS[k % 3]) for c in range(C) for k in range(9))
+    units = grid.all_labels(C)
     empty = np.flatnonzero((counts == 0) & possible)
     order = empty[np.argsort(-mass[empty], kind="stable")]
-    gaps = tuple(Gap(units[i], float(mass[i]), _label(labels, int(i // 9))) for i in order)
+    gaps = tuple(Gap(units[i], float(mass[i]), _label(labels, int(grid.cluster_of(int(i)))))
+                 for i in order)
     msc = float(np.count_nonzero(counts[possible]) / max(np.count_nonzero(possible), 1))
     return Coverage("cell", msc, float(mass[counts >= n_min].sum()), n_min, units, counts, mass,
                     gaps)
@@ -186,7 +199,7 @@ def strata_coverage(strata: QueryStrata, cluster_mass, *, scheme: str = "cluster
              cell_shares=None) -> Coverage:
     """Coverage of a :class:`QueryStrata` at cluster (``scheme="cluster"``) or cell level."""
     check_scheme(scheme)
-    n_min = _check_n_min(n_min)
+    n_min = check_n_min(n_min)
     cluster_mass = _mass(cluster_mass, strata.n_clusters)
     if len(cluster_mass) != strata.n_clusters:
         raise InputError(f"cluster_mass has {len(cluster_mass)} clusters, the strata "
@@ -198,4 +211,5 @@ def strata_coverage(strata: QueryStrata, cluster_mass, *, scheme: str = "cluster
                          fix="pass query_entities and doc_entities to stratify(), or use "
                              "scheme='cluster'")
     return cell_coverage(strata.primary, strata.dispersion_bin, strata.alignment_bin,
-                         cluster_mass, n_min=n_min, cell_shares=cell_shares, labels=labels)
+                         cluster_mass, n_min=n_min, cell_shares=cell_shares, labels=labels,
+                         grid=strata.grid)

@@ -157,7 +157,7 @@ class StratifiedDesign:
         * ``"proportional"`` — W_c · n_cell / n_c (the query counts; post-stratified estimate
           equals the cluster-level one, the cells refine the variance and the report);
         * ``"equal"`` — W_c / (number of cells of c with queries);
-        * a (C, 3, 3) array of within-cluster cell shares (rows summing to 1, e.g. from a
+        * a (C, n_Δ, n_J) array (3 × 3 by default) of within-cluster cell shares (rows summing to 1, e.g. from a
           reference distribution): W_c · share[c, Δbin, Jbin]; cells with a share but no
           queries are uncovered strata, cells with queries but no share get weight 0, and a
           cluster whose shares are all 0 falls back to the proportional rule.
@@ -183,39 +183,43 @@ class StratifiedDesign:
             return cls.from_labels(strata.primary, weights, queries=strata.queries,
                                    scheme=scheme, excluded=excluded)
         codes = strata.codes("cell")
+        grid = strata.grid
         n_cluster = np.bincount(strata.primary, minlength=C)
         uniq, n_cell = np.unique(codes, return_counts=True)
         weights: dict = {}
         if isinstance(cell_rule, str):
             if cell_rule not in CELL_RULES:
                 raise InputError(f"unknown cell rule {cell_rule!r}",
-                                 fix=f"use one of {', '.join(CELL_RULES)} or a (C, 3, 3) array")
-            cells_per = np.bincount(uniq // 9, minlength=C)
+                                 fix=f"use one of {', '.join(CELL_RULES)} or a "
+                                     f"(C, {grid.n_dispersion}, {grid.n_alignment}) array")
+            cells_per = np.bincount(grid.cluster_of(uniq), minlength=C)
             for code, n in zip(uniq.tolist(), n_cell.tolist()):
-                c = code // 9
+                c = grid.cluster_of(code)
                 share = n / n_cluster[c] if cell_rule == "proportional" else 1 / cells_per[c]
-                weights[QueryStrata.decode(code)] = mass[c] * share
+                weights[grid.label(code)] = mass[c] * share
             for c in np.flatnonzero(n_cluster == 0).tolist():
                 weights[(c, None, None)] = float(mass[c])
         else:
             share = np.asarray(cell_rule, dtype=np.float64)
-            if share.shape != (C, 3, 3) or np.any(share < 0) or not np.all(np.isfinite(share)):
-                raise InputError(f"cell shares must be a non-negative (C, 3, 3) array, got shape "
-                                 f"{share.shape}", fix="one 3×3 share table per cluster")
-            tot = share.reshape(C, 9).sum(axis=1, keepdims=True)
-            share = share.reshape(C, 9) / np.where(tot > 0, tot, 1.0)
-            for code in range(9 * C):
-                c, k = divmod(code, 9)
-                if share[c, k] > 0:
-                    weights[QueryStrata.decode(code)] = mass[c] * share[c, k]
+            k = grid.per_cluster
+            if share.shape != (C, *grid.shape) or np.any(share < 0) or \
+                    not np.all(np.isfinite(share)):
+                raise InputError(f"cell shares must be a non-negative {(C, *grid.shape)} array, "
+                                 f"got shape {share.shape}", fix="one share table per cluster")
+            tot = share.reshape(C, k).sum(axis=1, keepdims=True)
+            share = share.reshape(C, k) / np.where(tot > 0, tot, 1.0)
+            for code in range(grid.n_cells(C)):
+                c, cell = divmod(code, k)
+                if share[c, cell] > 0:
+                    weights[grid.label(code)] = mass[c] * share[c, cell]
             no_share = tot.ravel() == 0
             for code, n in zip(uniq.tolist(), n_cell.tolist()):
-                c = code // 9                      # a cluster without shares: proportional
-                weights.setdefault(QueryStrata.decode(code),
+                c = grid.cluster_of(code)           # a cluster without shares: proportional
+                weights.setdefault(grid.label(code),
                                    mass[c] * n / n_cluster[c] if no_share[c] else 0.0)
             for c in np.flatnonzero(no_share & (n_cluster == 0)).tolist():
                 weights[(c, None, None)] = float(mass[c])
-        labels = [QueryStrata.decode(c) for c in codes.tolist()]
+        labels = [grid.label(c) for c in codes.tolist()]
         return cls.from_labels(labels, weights, queries=strata.queries, scheme=scheme,
                                excluded=excluded)
 

@@ -118,9 +118,10 @@ class Measure:
         return dict(self.params).get(key, _SPECS[self.name].defaults.get(key, default))
 
 
-#: trec_eval / pytrec_eval names -> ours (``ndcg_cut_10`` -> ``nDCG@10``), for suggestions.
-_TREC_EVAL = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "P": "P", "recall": "R", "map_cut": "AP",
-              "map": "AP", "recip_rank": "RR", "success": "Success"}
+#: trec_eval / pytrec_eval measure families -> ours (``ndcg_cut`` + ``_10`` -> ``nDCG@10``);
+#: the cutoff families first.  Used for suggestions here and by :mod:`mteb_stratified.naming`.
+TREC_EVAL_FAMILIES = {"ndcg_cut": "nDCG", "P": "P", "recall": "R", "map_cut": "AP",
+                      "success": "Success", "ndcg": "nDCG", "map": "AP", "recip_rank": "RR"}
 _TREC_SYNTAX = re.compile(r"^(ndcg_cut|ndcg|P|recall|map_cut|map|recip_rank|success)"
                           r"(?:[_.](\d+))?$")
 
@@ -130,7 +131,7 @@ def _suggestions(name: str) -> list[str]:
     the closest of the documented examples (each one parses)."""
     m = _TREC_SYNTAX.match(name.strip())
     if m:
-        base, k = _TREC_EVAL[m.group(1)], m.group(2)
+        base, k = TREC_EVAL_FAMILIES[m.group(1)], m.group(2)
         if k is None and _SPECS[base].cutoff == "required":
             k = "10"
         return [f"{base}@{k}" if k is not None else base]

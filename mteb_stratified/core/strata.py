@@ -18,11 +18,11 @@ of document d (the share of d's entities in cluster c), rel(q) the documents jud
   with M_q the matched entities of E(q) and M_U those of U_q; it equals J when only identical
   strings match;
 * **bins**  Low/Med/High with two cut-points (a, b) per quantity: Low x ≤ a, Med a < x ≤ b,
-  High x > b.  The cut-points are fixed per corpus (a :class:`Bins`, computed once from a
+  High x > b (k cut-points make k + 1 bins; names and cell codes: :mod:`.cells`).  The cut-points are fixed per corpus (a :class:`Bins`, computed once from a
   reference distribution and stored with the corpus structure), never tertiles of the query set
   being evaluated, so a query is binned the same way whatever query set it is evaluated with;
-* **stratum** of q: the cell (c*(q), Δ bin, J bin) — 3 × 3 cells per cluster (scheme ``"cell"``),
-  or the cluster alone (scheme ``"cluster"``).
+* **stratum** of q: the cell (c*(q), Δ bin, J bin) — 3 × 3 cells per cluster by default
+  (scheme ``"cell"``; encoding in :mod:`.cells`), or the cluster alone (scheme ``"cluster"``).
 
 Queries with no relevant document, or whose relevant documents carry no cluster mass, are not
 dropped silently: they are listed in :attr:`QueryStrata.excluded` with the reason.
@@ -36,14 +36,13 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import sparse
 
+from .cells import GRID, LEVELS, CellGrid
 from .errors import InputError
 
 __all__ = ["ClusterWeights", "Bins", "DEFAULT_BINS", "LEVELS", "SCHEMES", "ExcludedQuery",
            "QueryStrata", "stratify", "jaccard", "soft_jaccard", "document_dispersion",
            "check_scheme", "mass_array"]
 
-#: Bin names, in code order 0, 1, 2.
-LEVELS = ("Low", "Med", "High")
 #: Stratum schemes: the primary cluster alone, or the cluster × Δ bin × J bin cell.
 SCHEMES = ("cluster", "cell")
 _TIE_RTOL = 1e-12
@@ -186,16 +185,16 @@ def mass_array(cluster_mass, n_clusters: int | None = None) -> np.ndarray:
 # bins
 # ---------------------------------------------------------------------------------------------
 
-def _cuts(value, name: str) -> tuple[float, float]:
+def _cuts(value, name: str) -> tuple:
     try:
-        a, b = (float(v) for v in value)
+        cuts = tuple(float(v) for v in value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} cut-points must be two numbers (a, b)",
+        raise InputError(f"{name} cut-points must be numbers (a, b, ...)",
                          fix="e.g. Bins(dispersion=(0.0, 0.5), alignment=(0.2, 0.5))") from None
-    if not (np.isfinite(a) and np.isfinite(b) and a <= b):
-        raise InputError(f"{name} cut-points must be finite with a ≤ b, got ({a}, {b})",
-                         fix="sort the cut-points")
-    return a, b
+    if not cuts or not all(np.isfinite(cuts)) or any(a > b for a, b in zip(cuts, cuts[1:])):
+        raise InputError(f"{name} cut-points must be at least one finite number, ascending, "
+                         f"got {cuts}", fix="sort the cut-points")
+    return cuts
 
 
 @dataclass(frozen=True)
@@ -216,6 +215,11 @@ class Bins:
         object.__setattr__(self, "dispersion", _cuts(self.dispersion, "dispersion"))
         object.__setattr__(self, "alignment", _cuts(self.alignment, "alignment"))
 
+    @property
+    def grid(self) -> CellGrid:
+        """The cell grid of these cut-points (k cut-points: k + 1 bins)."""
+        return CellGrid.for_bins(self)
+
     @classmethod
     def from_reference(cls, dispersion: Iterable[float] | None = None,
                        alignment: Iterable[float] | None = None, *,
@@ -225,8 +229,9 @@ class Bins:
         A quantity without reference values keeps the default cut-points of ``Bins()``.
         """
         q = np.asarray(quantiles, dtype=np.float64)
-        if q.shape != (2,) or not (0 <= q[0] <= q[1] <= 1):
-            raise InputError("quantiles must be two numbers 0 ≤ q1 ≤ q2 ≤ 1", fix="e.g. (1/3, 2/3)")
+        if q.ndim != 1 or q.size < 1 or np.any(np.diff(q) < 0) or q[0] < 0 or q[-1] > 1:
+            raise InputError("quantiles must be ascending numbers in [0, 1]",
+                             fix="e.g. (1/3, 2/3) for three bins")
         default = cls()
         cuts = {}
         for name, ref in (("dispersion", dispersion), ("alignment", alignment)):
@@ -242,11 +247,11 @@ class Bins:
         return cls(cuts["dispersion"], cuts["alignment"], source)
 
     def bin_dispersion(self, x) -> np.ndarray:
-        """Bin codes 0/1/2 (Low/Med/High) of Δ values; −1 for NaN."""
+        """Bin indices (0 = lowest; :mod:`.cells` names them) of Δ values; −1 for NaN."""
         return _bin(x, self.dispersion)
 
     def bin_alignment(self, x) -> np.ndarray:
-        """Bin codes 0/1/2 (Low/Med/High) of J values; −1 for NaN."""
+        """Bin indices (0 = lowest) of J values; −1 for NaN."""
         return _bin(x, self.alignment)
 
     def to_dict(self) -> dict:
@@ -456,8 +461,14 @@ class QueryStrata:
     def has_alignment(self) -> bool:
         return not np.all(np.isnan(self.alignment)) or self.n_queries == 0
 
+    @property
+    def grid(self) -> CellGrid:
+        """The cell grid of the strata's bins (:mod:`.cells`)."""
+        return self.bins.grid
+
     def codes(self, scheme: str = "cell") -> np.ndarray:
-        """Integer stratum code per query: c*(q) (``cluster``) or 9·c + 3·Δbin + Jbin (``cell``)."""
+        """Integer stratum code per query: c*(q) (``cluster``) or the cell code
+        (``cell``; :meth:`CellGrid.encode`)."""
         check_scheme(scheme)
         if scheme == "cluster":
             return self.primary.copy()
@@ -465,30 +476,30 @@ class QueryStrata:
             raise InputError("the 'cell' scheme needs the alignment J, which was not computed",
                              fix="pass query_entities and doc_entities to stratify(), or use "
                                  "scheme='cluster'")
-        return self.primary * 9 + self.dispersion_bin.astype(np.int64) * 3 + self.alignment_bin
+        return self.grid.encode(self.primary, self.dispersion_bin, self.alignment_bin)
 
     @staticmethod
-    def decode(code: int, scheme: str = "cell"):
-        """The label of a stratum code: ``c`` or ``(c, "Low"|"Med"|"High", "Low"|"Med"|"High")``."""
+    def decode(code: int, scheme: str = "cell", grid: CellGrid = GRID):
+        """The label of a stratum code: ``c``, or ``(c, Δ level, J level)``."""
         check_scheme(scheme)
         code = int(code)
         if scheme == "cluster":
             return code
-        return (code // 9, LEVELS[(code // 3) % 3], LEVELS[code % 3])
+        return grid.label(code)
 
     def labels(self, scheme: str = "cell") -> list:
         """Stratum label per query (see :meth:`decode`)."""
         codes = self.codes(scheme)
         uniq, inv = np.unique(codes, return_inverse=True)
-        names = [self.decode(c, scheme) for c in uniq]
+        names = [self.decode(c, scheme, self.grid) for c in uniq]
         return [names[i] for i in inv]
 
     def stratum(self, qid) -> tuple:
-        """``(cluster, Δ bin, J bin)`` of one query (J bin None when J was not computed)."""
+        """``(cluster, Δ level, J level)`` of one query (J level None when J was not computed)."""
         i = self._row(qid)
-        jb = int(self.alignment_bin[i])
-        return (int(self.primary[i]), LEVELS[int(self.dispersion_bin[i])],
-                LEVELS[jb] if jb >= 0 else None)
+        g = self.grid
+        return (int(self.primary[i]), g.level("dispersion", self.dispersion_bin[i]),
+                g.level("alignment", self.alignment_bin[i]))
 
     def membership_of(self, qid) -> dict:
         """``{cluster: p_q(c)}`` of one query (clusters with p_q(c) > 0)."""
@@ -500,14 +511,14 @@ class QueryStrata:
     def records(self) -> dict:
         """``{qid: {"cluster", "dispersion", "dispersion_bin", "alignment", "alignment_bin"}}``
         (JSON-ready; alignment None when J was not computed)."""
-        db, ab = self.dispersion_bin, self.alignment_bin
+        db, ab, g = self.dispersion_bin, self.alignment_bin, self.grid
         out = {}
         for i, q in enumerate(self.queries):
             j = float(self.alignment[i])
             out[q] = {"cluster": int(self.primary[i]), "dispersion": float(self.dispersion[i]),
-                      "dispersion_bin": LEVELS[db[i]],
+                      "dispersion_bin": g.level("dispersion", db[i]),
                       "alignment": None if np.isnan(j) else j,
-                      "alignment_bin": None if ab[i] < 0 else LEVELS[ab[i]]}
+                      "alignment_bin": g.level("alignment", ab[i])}
         return out
 
     def _row(self, qid) -> int:

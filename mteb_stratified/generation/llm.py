@@ -37,16 +37,18 @@ WRITER_SYSTEM = (
     "You write one search query that a real user could type into a search engine. The query "
     "must be answerable from the documents shown, and must not copy a title. Reply with JSON "
     'only: {"query": "..."}')
+#: The writer's instructions by the rank of the target's bin (:meth:`CellGrid.rank`: the lowest
+#: bin is "low", the highest "high", any other "mid"), so they follow any number of bins.
 REGISTER = {
-    "Low": "Use everyday words a layperson would use. Do NOT use these terms or their words: "
+    "low": "Use everyday words a layperson would use. Do NOT use these terms or their words: "
            "{terms}.",
-    "Med": "Use exactly one of these terms and say the rest in your own words: {terms}.",
-    "High": "Use these terms from the documents: {terms}.",
+    "mid": "Use exactly one of these terms and say the rest in your own words: {terms}.",
+    "high": "Use these terms from the documents: {terms}.",
 }
 SPREAD = {
-    "Low": "Ask about the topic that the documents share.",
-    "Med": "Ask about a topic that connects the documents.",
-    "High": "Ask a broad question that every one of these documents answers in part.",
+    "low": "Ask about the topic that the documents share.",
+    "mid": "Ask about a topic that connects the documents.",
+    "high": "Ask a broad question that every one of these documents answers in part.",
 }
 #: Worked examples (few-shot): small models follow the JSON form far more often.  Where there are
 #: two, the negative one comes first: small models lean towards the answer of the last example,
@@ -54,8 +56,8 @@ SPREAD = {
 WRITER_EXAMPLE = [
     {"role": "user", "content": "Document 1:\nVitamin D and bone density in older women. "
                                 "Supplements raised bone mineral density.\n\n"
-                                f"{SPREAD['Low']} "
-                                + REGISTER["Low"].format(terms="vitamin d, bone density")},
+                                f"{SPREAD['low']} "
+                                + REGISTER["low"].format(terms="vitamin d, bone density")},
     {"role": "assistant", "content": '{"query": "do sunshine vitamin pills keep bones strong in '
                                      'grandmothers"}'},
 ]
@@ -252,9 +254,9 @@ class LLMQueryWriter(_LLMPart):
         ``terms``: the seeds' own entities (most central first), to use for High J and to
         avoid for Low J.
         """
-        register = REGISTER[target.alignment].format(terms=", ".join(terms) or "-")
+        register = REGISTER[target.rank("alignment")].format(terms=", ".join(terms) or "-")
         user = (f"{_doc_block(seed_docs, self.doc_chars)}\n\n"
-                f"{SPREAD[target.dispersion]} {register}")
+                f"{SPREAD[target.rank('dispersion')]} {register}")
         data, raw = self.calls.chat_json(
             "write", [{"role": "system", "content": WRITER_SYSTEM}, *WRITER_EXAMPLE,
                       {"role": "user", "content": user}], max_tokens=self.max_tokens)

@@ -46,8 +46,9 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..core import InputError, cell_coverage, cluster_coverage, stratify
-from ..core.coverage import DEFAULT_N_MIN, _check_n_min
-from ..core.strata import LEVELS, document_dispersion
+from ..core.coverage import DEFAULT_N_MIN, check_n_min
+from ..core.cells import GRID, CellGrid
+from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
 
 __all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "RelevanceJudge",
@@ -65,7 +66,9 @@ REASONS = {
     "verifier_no_answer": "the verifier gave no usable JSON",
     "budget_spent": "the budget ran out before the candidate was complete",
 }
-_J_ORDER = {"High": 0, "Med": 1, "Low": 2}
+#: Targets of equal priority: the highest J bin first (queries in the documents' own terms are
+#: the easiest to write and verify), then the lowest Δ bin.
+_J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2}
 
 
 @runtime_checkable
@@ -99,10 +102,15 @@ class Target:
     alignment: str
     priority: float = 0.0
     label: str | None = None
+    grid: CellGrid = field(default=GRID, repr=False, compare=False)
 
     @property
     def cell(self) -> tuple:
         return (self.cluster, self.dispersion, self.alignment)
+
+    def rank(self, quantity: str) -> str:
+        """``low``/``mid``/``high``: the position of the target's bin (:meth:`CellGrid.rank`)."""
+        return self.grid.rank(quantity, getattr(self, quantity))
 
 
 @dataclass(frozen=True)
@@ -124,7 +132,7 @@ class GenerationConfig:
     max_candidates: int | None = None
 
     def __post_init__(self):
-        _check_n_min(self.n_min)
+        check_n_min(self.n_min)
         if self.max_candidates is not None and int(self.max_candidates) < 1:
             raise InputError(f"max_candidates must be ≥ 1, got {self.max_candidates}",
                              fix="omit it (no limit) or give a positive number")
@@ -197,11 +205,11 @@ class _State:
 
 
 def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
-                 exclude=(), failures=None) -> list[Target]:
+                 exclude=(), failures=None, grid: CellGrid = GRID) -> list[Target]:
     """Empty cells of under-covered clusters, highest priority first (rule: module docstring).
 
     ``cluster_counts[c]``: queries of cluster c; ``cell_counts``: ``{(c, δ, j): n}`` with bin
-    codes; ``mass``: corpus mass w_c; ``exclude``: cells ``(c, "Low", "High")`` to skip;
+    codes; ``mass``: corpus mass w_c; ``exclude``: cell labels ``(c, Δ level, J level)`` to skip;
     ``failures``: ``{c: rejected candidates}`` — each divides the cluster's priority by
     (1 + failures), so one hard cluster does not take the whole budget.
     """
@@ -214,14 +222,13 @@ def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
         if deficit <= 0 or mass[c] <= 0:
             continue
         priority = float(mass[c]) / total * deficit / n_min / (1 + failures.get(c, 0))
-        for d in range(3):
-            for j in range(3):
-                cell = (c, LEVELS[d], LEVELS[j])
-                if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
-                    out.append(Target(c, LEVELS[d], LEVELS[j], priority,
-                                      None if labels is None else labels.get(c)))
-    out.sort(key=lambda t: (-t.priority, _J_ORDER[t.alignment], LEVELS.index(t.dispersion),
-                            t.cluster))
+        for d, j in grid.cells_of(c):
+            cell = grid.label_of(c, d, j)
+            if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
+                out.append(Target(*cell, priority, None if labels is None else labels.get(c),
+                                  grid=grid))
+    out.sort(key=lambda t: (-t.priority, _J_RANK_ORDER[t.rank("alignment")],
+                            grid.index("dispersion", t.dispersion), t.cluster))
     return out
 
 
@@ -254,11 +261,11 @@ class _Seeds:
     def _draw(self, target: Target, rng) -> list[int]:
         cfg = self.cfg
         c = target.cluster
-        d = LEVELS.index(target.dispersion)
-        n = 1 if d == 0 else max(cfg.n_seeds, 2)
-        n_own = n if d == 0 else (max(n - 1, 1) if d == 1 else 1)
+        rank = target.rank("dispersion")
+        n = 1 if rank == "low" else max(cfg.n_seeds, 2)
+        n_own = n if rank == "low" else (max(n - 1, 1) if rank == "mid" else 1)
         central = self.central(c, cfg.central_docs)
-        pool = central[:max(n_own, len(central) // 2)] if d == 0 else central
+        pool = central[:max(n_own, len(central) // 2)] if rank == "low" else central
         chosen = [int(x) for x in rng.choice(pool, size=min(n_own, len(pool)), replace=False)]
         related = self.related(c)
         if n - len(chosen) > 0 and related:
@@ -278,8 +285,10 @@ class _Seeds:
         the cell); None when none qualifies (no LLM call is spent).
         """
         cfg = self.cfg
-        rng = np.random.default_rng([cfg.seed, target.cluster, LEVELS.index(target.dispersion),
-                                     LEVELS.index(target.alignment), attempt])
+        grid = bins.grid
+        rng = np.random.default_rng([cfg.seed, target.cluster,
+                                     grid.index("dispersion", target.dispersion),
+                                     grid.index("alignment", target.alignment), attempt])
         for _ in range(cfg.seed_draws):
             chosen = self._draw(target, rng)
             if not chosen:
@@ -290,7 +299,7 @@ class _Seeds:
             st = stratify({"s": dict.fromkeys(ids, cfg.level)}, weights, bins=bins,
                           level=cfg.level)
             if st.n_queries and int(st.primary[0]) == target.cluster and \
-                    LEVELS[int(st.dispersion_bin[0])] == target.dispersion:
+                    grid.level("dispersion", st.dispersion_bin[0]) == target.dispersion:
                 return ids
         return None
 
@@ -312,7 +321,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     (for usage; the budget itself is enforced there).  Nothing is written; see
     :func:`write_dataset`.
     """
-    from ..report.summary import cluster_weights, corpus_bins, strata_for_dataset
+    from ..stratification import cluster_weights, corpus_bins, strata_for_dataset
 
     cfg = config or GenerationConfig()
     artifact.check_corpus(dataset.corpus)
@@ -353,7 +362,8 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
         for key in zip(state.primary, state.dbin, state.jbin):
             cell_counts[key] = cell_counts.get(key, 0) + 1
         targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
-                               labels=labels, exclude=exhausted, failures=failures)
+                               labels=labels, exclude=exhausted, failures=failures,
+                               grid=bins.grid)
         if not targets:
             result.stop_reason = "no target left"
             break
@@ -452,7 +462,7 @@ def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_e
                       detail=st.excluded[0].reason if st.excluded else "")
         return None
     c, d, j = int(st.primary[0]), int(st.dispersion_bin[0]), int(st.alignment_bin[0])
-    record["landed"] = [c, LEVELS[d], LEVELS[j]]
+    record["landed"] = list(st.grid.label_of(c, d, j))
     record["dispersion"], record["alignment"] = float(st.dispersion[0]), float(st.alignment[0])
     if tuple(record["landed"]) != target.cell:
         record.update(status="rejected", reason="wrong_cell")

@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..naming import canonical_name
 
 __all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
@@ -216,6 +217,8 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     out = {k: {} for k in PER_QUERY_KEYS}
     measures = set()
     models = set()
+    want = canonical_name(measure)  # MRR@10 and RR@10 are one measure
+    canon: dict = {}
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
@@ -232,7 +235,13 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                     if row.get("model") != model or (revision is not None
                                                      and row.get("revision") != revision):
                         continue
-                if row["measure"] != measure:
+                name = row["measure"]
+                if name not in canon:
+                    try:
+                        canon[name] = canonical_name(name)
+                    except InputError:
+                        canon[name] = name
+                if canon[name] != want:
                     continue
                 if split is not None and row.get("hf_split", split) != split:
                     continue

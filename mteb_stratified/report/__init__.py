@@ -1,12 +1,10 @@
-"""Stratified reporting: strata of a dataset, the JSON ``strata`` block, HTML/Markdown reports."""
+"""Reporting: the stratified HTML report and Markdown summary (:mod:`.html`) and the readers of
+per-query values it takes (:mod:`.inputs`).  The strata themselves: :mod:`mteb_stratified.stratification`."""
 
 from .html import build_report, render_html, to_markdown, write_html
-from .inputs import find_per_query, load_results_json, per_query_from_run, read_per_query_csv
-from .summary import (ALIGNMENTS, TIE_KEYS, align_strata, cluster_weights, corpus_bins, flat_strata_scores,
-                      metric_key, reference_bins, stability_summary, strata_for_dataset, stratified_summary)
+from .inputs import (find_per_query, load_results_json, per_query_from_dicts, per_query_from_run,
+                     read_per_query_csv)
 
 __all__ = ["build_report", "render_html", "to_markdown", "write_html", "find_per_query",
-           "load_results_json", "per_query_from_run", "read_per_query_csv", "TIE_KEYS",
-           "align_strata", "cluster_weights", "corpus_bins", "stability_summary",
-           "strata_for_dataset", "stratified_summary", "flat_strata_scores", "metric_key", "reference_bins",
-           "ALIGNMENTS"]
+           "load_results_json", "per_query_from_dicts", "per_query_from_run",
+           "read_per_query_csv"]

@@ -152,7 +152,8 @@ def _heatmaps(block, max_clusters=6) -> str:
     if not cells:
         return "<p>No cluster holds enough queries for a Δ×J heatmap.</p>"
     import numpy as np
-    levels = block["levels"]
+    d_levels = block["levels"]
+    j_levels = block.get("alignment_levels", d_levels)
     ncols = min(3, len(cells))
     nrows = -(-len(cells) // ncols)
 
@@ -163,14 +164,14 @@ def _heatmaps(block, max_clusters=6) -> str:
         for ax, c in zip(axes.ravel(), cells):
             m = np.array([[np.nan if v is None else v for v in row] for row in c["mean"]])
             ax.imshow(m, vmin=0, vmax=1, cmap="viridis", origin="lower")
-            for i in range(3):
-                for j in range(3):
+            for i in range(len(d_levels)):
+                for j in range(len(j_levels)):
                     n = c["counts"][i][j]
                     if n:
                         ax.text(j, i, f"{m[i, j]:.2f}\nn={n}", ha="center", va="center",
                                 fontsize=7, color="white" if m[i, j] < 0.6 else "black")
-            ax.set_xticks(range(3), levels, fontsize=7)
-            ax.set_yticks(range(3), levels, fontsize=7)
+            ax.set_xticks(range(len(j_levels)), j_levels, fontsize=7)
+            ax.set_yticks(range(len(d_levels)), d_levels, fontsize=7)
             ax.set_xlabel("alignment J", fontsize=8)
             ax.set_ylabel("dispersion Δ", fontsize=8)
             title = textwrap.fill(stratum_name(c["cluster"], c["label"], 60), 34)

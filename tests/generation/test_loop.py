@@ -161,12 +161,12 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
 
 
 def _weights(art, data):
-    from mteb_stratified.report.summary import cluster_weights
+    from mteb_stratified.stratification import cluster_weights
     return cluster_weights(art, data.corpus)
 
 
 def _bins(art, data):
-    from mteb_stratified.report.summary import corpus_bins
+    from mteb_stratified.stratification import corpus_bins
     return corpus_bins(art)
 
 

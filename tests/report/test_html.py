@@ -7,8 +7,8 @@ import tempfile
 
 import pytest
 
-from mteb_stratified.report import (build_report, render_html, stability_summary,
-                                    stratified_summary, to_markdown, write_html)
+from mteb_stratified.report import build_report, render_html, to_markdown, write_html
+from mteb_stratified.stratification import stability_summary, stratified_summary
 
 PLOTS = ("coverage-map", "per-stratum", "heatmaps", "ties")
 

@@ -59,7 +59,7 @@ def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys):
     assert bins["reference"]["n_queries"] + bins["reference"]["excluded"] == n_queries["dev"]
     with open(os.path.join(out, "metadata.json")) as fh:
         assert json.load(fh)["bins"] == bins
-    from mteb_stratified.report import corpus_bins
+    from mteb_stratified.stratification import corpus_bins
     from mteb_stratified.structure import StructureArtifact
     stored = corpus_bins(StructureArtifact.load(out))
     assert list(stored.dispersion) == bins["dispersion"]

@@ -7,7 +7,7 @@
     mteb.evaluate(model, mteb.get_tasks(tasks=["SciFact", "NFCorpus"]))
 
 After :func:`patch`, ``AbsTaskRetrieval._evaluate_subset`` (which ``AbsTaskReranking`` inherits)
-wraps encoders in the exact search and adds the tie-aware keys (see :mod:`._keys`) to every
+wraps encoders in the exact search and adds the tie-aware keys (names: :mod:`mteb_stratified.naming`) to every
 split's scores; the per-query file is written when ``prediction_folder`` is given.  Names,
 results files and main scores are unchanged.  Tasks that override ``_evaluate_subset``
 themselves are not reached; wrap them with :func:`~.tasks.tie_aware` instead.

@@ -28,8 +28,7 @@ from pathlib import Path
 
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.io.mteb_results import load_task_result, model_of, task_result_files
-
-from ._keys import split_tie_key
+from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
 
 __all__ = ["ResultRow", "COLUMNS", "DEFAULT_COLUMNS", "scan_results", "leaderboard_frame",
            "display_frame", "check_columns", "ranking_note", "to_markdown", "export_leaderboard"]
@@ -97,10 +96,11 @@ def _column_values(subsets: list, metric: str) -> dict:
         vals = [float(s[key]) for s in subsets if isinstance(s.get(key), (int, float))]
         return sum(vals) / len(vals) if vals else None
 
-    k = metric.rsplit("_at_", 1)[-1]
-    keys = {stat: f"{metric}_{stat}" for stat in ("expected", "range", "bias", "oblivious",
-                                                   "min", "max")}
-    keys["tied_share"] = f"ties_query_share_at_{k}"
+    measure = measure_of_key(metric)
+    keys = {stat: tie_key(measure, stat) for stat in ("expected", "range", "bias", "oblivious",
+                                                       "min", "max")}
+    if measure.cutoff is not None:
+        keys["tied_share"] = audit_key("tied_query_share", measure.cutoff)
     for est in ("post_stratified", "pooled", "macro"):
         keys[f"strata_{est}"] = f"strata_{est}_{metric}_expected"
         for side in ("low", "high"):

@@ -1,7 +1,27 @@
-"""Tie-aware scores for one MTEB split: the core evaluator, flattened into MTEB's score keys.
+"""Tie-aware MTEB scores from a core ``EvaluationResult`` (numpy and the core only, no mteb).
 
-This module imports numpy and the numeric core only, never mteb, so the BEIR evaluator and the
-leaderboard can share it.  Key names and their meaning: :mod:`._keys`.
+Keys (names: :mod:`mteb_stratified.naming`): MTEB reports ``{family}_at_{k}``
+(``ndcg_at_10``); the tie-aware columns add a suffix:
+
+* ``_expected`` - the expectation over all orderings of tied documents (uniformly random
+  tie-breaking), the value a tie-aware evaluation reports;
+* ``_min`` / ``_max`` - the worst / best tie-breaking;
+* ``_oblivious`` - the value under trec_eval's order (score descending, then doc id descending,
+  scores as float32), i.e. what stock MTEB / pytrec_eval report;
+* ``_range`` = max - min, how much tie-breaking alone can move the score;
+* ``_bias`` = oblivious - expected, how far the stock figure sits from the tie-aware one.
+
+(``map_at_k`` is trec_eval's ``map_cut.k``, AP@k with all relevant documents in the
+denominator.)  The tie audit adds, for each k: ``ties_query_share_at_{k}`` (share of queries
+with a tie group of ≥ 2 documents reaching into the top k), ``ties_mean_group_size_at_{k}``
+(documents per tie group over the groups reaching into the top k; 1.0 = no ties) and
+``ties_max_group_size_at_{k}``, and once per split: ``ties_depth_extended_queries`` (queries
+whose list the exact search widened past the depth to keep a whole tie group),
+``ties_truncated_queries`` (queries whose last tie group may continue past the depth: always 0
+with the exact search) and ``ties_distinct_scores_per_query``.
+
+The BEIR evaluator (:mod:`mteb_stratified.adapters.beir`) uses the same core evaluation with
+BEIR's keys.
 """
 
 from __future__ import annotations
@@ -10,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ._keys import FAMILIES, STATS, measure_name, score_key
+from mteb_stratified.naming import AUDIT_KEYS, STATS, audit_key, mteb_measures, tie_key
 
 __all__ = ["tie_aware_evaluation", "tie_aware_scores", "write_per_query"]
 
@@ -32,28 +52,26 @@ def tie_aware_evaluation(qrels: Mapping[str, Mapping[str, int]],
     if exact_depth:
         depth = max((len(r) for r in run.values()), default=0) + 1  # no list is "at the depth"
     # pytrec_eval (hence MTEB) averages over the queries present in the run: "skip" matches it
-    return evaluate(qrels, run, [measure_name(f, k) for f in FAMILIES for k in ks],
+    return evaluate(qrels, run, mteb_measures(ks),
                           missing="skip", relevance_level=relevance_level, oblivious="trec_eval",
                           depth=depth, tie_cutoffs=ks)
 
 
 def tie_aware_scores(result, k_values: Sequence[int], *, top_k: int | None = None,
                      run: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, float]:
-    """Flatten a core ``EvaluationResult`` into MTEB score keys (see :mod:`._keys`).
+    """Flatten a core ``EvaluationResult`` into MTEB score keys (module docstring).
 
     With ``top_k`` and ``run``, also counts the queries whose list was widened past ``top_k``.
     """
     out: dict[str, float] = {}
-    for family in FAMILIES:
-        for k in sorted({int(k) for k in k_values}):
-            m = result[measure_name(family, k)]
-            for stat in STATS:
-                out[score_key(family, k, stat)] = float(getattr(m, stat))
+    for measure in mteb_measures(k_values):
+        m = result[repr(measure)]
+        for stat in STATS:
+            out[tie_key(measure, stat)] = float(getattr(m, stat))
     for k in sorted({int(k) for k in k_values}):
         stats = result.tie_stats(k)
-        out[f"ties_query_share_at_{k}"] = float(stats["tied_query_share"])
-        out[f"ties_mean_group_size_at_{k}"] = float(stats["mean_tie_group_size"])
-        out[f"ties_max_group_size_at_{k}"] = float(stats["max_tie_group_size"])
+        for field in AUDIT_KEYS:
+            out[audit_key(field, k)] = float(stats[field])
     out["ties_distinct_scores_per_query"] = float(
         result.tie_stats(sorted(int(k) for k in k_values)[0])["distinct_scores_per_query"])
     out["ties_truncated_queries"] = float(result.truncated_tie_queries)

@@ -8,7 +8,7 @@ What a tie-aware task changes, and nothing else:
    every document tied with the k-th score (k = ``max(k_values)``), so expectations are exact.
 2. **Scores** - :meth:`TieAwareRetrievalMixin.task_specific_scores` adds, next to MTEB's own
    keys, ``{ndcg,mrr,recall,precision,map}_at_{k}_{expected,min,max,range,bias,oblivious}`` and
-   the tie audit (names and formulas: :mod:`._keys`).  ``*_oblivious`` equals MTEB's stock
+   the tie audit (names: :mod:`mteb_stratified.naming`; meanings: :mod:`.scoring`).  ``*_oblivious`` equals MTEB's stock
    value (trec_eval order).
 3. **Per-query values** - when mteb saves predictions (``--prediction-folder``), the file
    ``<task>_per_query.csv`` is written next to ``<task>_predictions.json``: one row per query
@@ -39,7 +39,7 @@ from mteb.models import EncoderProtocol, SearchProtocol
 
 from mteb_stratified.core.errors import InputError
 
-from ._keys import split_tie_key
+from mteb_stratified.naming import measure_of_key, split_tie_key
 from .scoring import tie_aware_evaluation, tie_aware_scores, write_per_query
 from .search import ExactTieSearch
 
@@ -87,7 +87,7 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
     base.update(strata_scores(result, getattr(task, "query_strata", None), task.metadata.main_score))
     block = bundled_strata_block(task, result, hf_split)
     if block is not None:
-        from mteb_stratified.report import flat_strata_scores
+        from mteb_stratified.stratification import flat_strata_scores
 
         base.update(flat_strata_scores(block, STRATA_MEASURE))
     ks = sorted({int(k) for k in task.k_values})
@@ -131,15 +131,15 @@ def bundled_strata_block(task, result, hf_split: str) -> dict | None:
     """The strata block of a task whose dataset ships a structure (``bundled_strata``).
 
     Uses the bundled structure artifact and the precomputed query entities
-    (:mod:`mteb_stratified.report.bundled`), so no entity extractor runs here.  Only the
+    (:mod:`mteb_stratified.stratification.bundled`), so no entity extractor runs here.  Only the
     split the structure was stratified for (``test``) gets one; a query subset (quick runs) is
     aligned to the evaluated queries.  A failure is logged, never silent, and never fails the run.
     """
     name = getattr(task, "bundled_strata", None)
     if not name or hf_split != "test":
         return None
-    from mteb_stratified.report import stratified_summary
-    from mteb_stratified.report.bundled import bundled_strata
+    from mteb_stratified.stratification import stratified_summary
+    from mteb_stratified.stratification.bundled import bundled_strata
 
     m = result[STRATA_MEASURE]
     values = {k: dict(zip(result.queries, m.values[k].tolist()))
@@ -158,12 +158,9 @@ def strata_scores(result, strata: Mapping[str, str] | None, main_score: str) -> 
         return {}
     import numpy as np
 
-    from ._keys import measure_name
-
     parsed = split_tie_key(main_score)
     base_key = parsed[0] if parsed else main_score
-    family, k = base_key.split("_at_")
-    values = result[measure_name(family, int(k))].values["expected"]
+    values = result[repr(measure_of_key(base_key))].values["expected"]
     labels = np.array([str(strata.get(q, "unassigned")) for q in result.queries])
     out = {}
     for s in sorted(set(labels)):
@@ -366,7 +363,7 @@ class StratifiedNFCorpus(LocalBeirRetrieval):
     """NFCorpus test split (323 queries, 3,633 documents), bundled in the package; tie-aware."""
 
     beir_name = "nfcorpus"
-    bundled_strata = "nfcorpus"  # results carry the strata block (report.bundled)
+    bundled_strata = "nfcorpus"  # results carry the strata block (stratification.bundled)
     metadata = _stratified_metadata(
         "NFCorpus", "StratifiedNFCorpus",
         "NFCorpus (medical IR, BEIR format) test split, bundled with mteb-stratified so it runs "

@@ -43,7 +43,9 @@ __all__ = ["SweepRow", "SweepResult", "run_sweep", "order_flips", "describe_flip
 
 TASKS = ("nfcorpus",)
 MEASURES = ("nDCG@10", "RR@10", "R@100")
-_KEYS = {"nDCG@10": "ndcg10", "RR@10": "rr10", "R@100": "r100"}
+def _field(measure: str) -> str:
+    """The :class:`SweepRow` field prefix of a measure: ``nDCG@10`` -> ``ndcg10``."""
+    return measure.replace("@", "").lower()
 
 
 # ----------------------------------------------------------------------------- results
@@ -320,7 +322,7 @@ def _row(model: str, regime: Regime, res, rho: float, tau: float, seconds: float
     vals = {}
     for m in MEASURES:
         r = res[m]
-        key = _KEYS[m]
+        key = _field(m)
         vals.update({f"{key}_expected": r.expected, f"{key}_oblivious": r.oblivious,
                      f"{key}_range": r.range, f"{key}_bias": r.bias})
     t10, t100 = res.tie_stats(10), res.tie_stats(100)
@@ -507,7 +509,7 @@ def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
     for ax, res in zip(axes[0], results):
         x = np.arange(len(res.rows))
         for j, m in enumerate(MEASURES):
-            vals = [getattr(r, f"{_KEYS[m]}_range") for r in res.rows]
+            vals = [getattr(r, f"{_field(m)}_range") for r in res.rows]
             ax.bar(x + (j - (len(MEASURES) - 1) / 2) * width, vals, width, label=m)
         ax.set_xticks(x, [r.regime for r in res.rows], rotation=30, ha="right")
         ax.set_ylabel("range (max − min over tie orders)")

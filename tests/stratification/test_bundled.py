@@ -3,9 +3,9 @@
 import pytest
 
 from mteb_stratified.io import bundled_path, load_beir
-from mteb_stratified.report import flat_strata_scores, stratified_summary
-from mteb_stratified.report.bundled import (bundled_strata, load_query_entities,
-                                            query_entities_path)
+from mteb_stratified.stratification import flat_strata_scores, stratified_summary
+from mteb_stratified.stratification.bundled import (bundled_strata, load_query_entities,
+                                                    query_entities_path)
 
 pytest.importorskip("bm25s")
 

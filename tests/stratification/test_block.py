@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError, document_dispersion
-from mteb_stratified.report import (cluster_weights, corpus_bins, reference_bins,
-                                    stability_summary,
-                                    strata_for_dataset, stratified_summary)
+from mteb_stratified.stratification import (cluster_weights, corpus_bins, reference_bins,
+                                            stability_summary, strata_for_dataset,
+                                            stratified_summary)
 
 
 def test_strata_for_dataset(strata, dataset, artifact):

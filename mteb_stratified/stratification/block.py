@@ -1,21 +1,11 @@
-"""Glue from a corpus structure + a dataset + per-query values to a JSON-ready ``strata`` block.
+"""The JSON-ready ``strata`` block of one system, its flat MTEB keys, and decision stability.
 
-* :func:`reference_bins` — **our rule** for the corpus' fixed Low/Med/High cut-points: the 1/3
-  and 2/3 quantiles of Δ and of J over a *reference query pool* of the corpus (by default every
-  judged query of the dataset's non-test splits, e.g. NFCorpus dev), computed once when the
-  structure is built and stored in the artifact's ``metadata.json`` (``bins``), with the exact
-  and (optionally) the soft J cut-points.  They are never tertiles of the query set being
-  evaluated, so every query set over a corpus — the test split, a subset, generated queries —
-  is binned the same way.
-* :func:`corpus_bins` — the stored cut-points.  An artifact without stored bins falls back to
-  Δ at the 1/3, 2/3 quantiles of :func:`~mteb_stratified.core.document_dispersion` over every
-  document (Δ of each document's own cluster profile) and J at the fixed defaults
-  ``(0.2, 0.5)`` of :class:`~mteb_stratified.core.Bins`; its ``source`` says so.
-* :func:`strata_for_dataset` — each query's stratum (primary cluster, Δ, J, bins), with the
-  query entities taken from the artifact's own extractor and document entities canonicalised.
 * :func:`stratified_summary` — coverage (MSC, SCC with ``n_min``, cell level), the gap list,
-  pooled / macro / post-stratified estimates with analytic and Rao–Wu bootstrap CIs, the
-  uncovered weight with bounds, and a per-stratum table of expected / min / max / bias.
+  pooled / macro / post-stratified estimates with analytic and Rao–Wu bootstrap CIs (bounded
+  to the value's range), the uncovered weight with bounds, a per-stratum table of expected /
+  min / max / bias, the heterogeneity test against random strata of the same sizes, and the
+  per-cluster cell tables (the report's heatmaps);
+* :func:`flat_strata_scores` — the block's flat MTEB score keys (read by the leaderboard);
 * :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability).
 """
 
@@ -26,190 +16,18 @@ from typing import Mapping
 
 import numpy as np
 
-from ..core import (DEFAULT_N_MIN, Bins, ClusterWeights, InputError, QueryStrata,
-                    StratifiedDesign, decision_stability, document_dispersion, per_stratum,
-                    strata_coverage, stratified_bootstrap, stratified_estimates, stratify)
+from ..core import (DEFAULT_N_MIN, InputError, QueryStrata, StratifiedDesign, decision_stability,
+                    per_stratum, strata_coverage, stratified_bootstrap, stratified_estimates)
 from ..core.chance import heterogeneity_test
-from ..core.strata import LEVELS, check_scheme
+from ..core.coverage import check_n_min
+from ..core.strata import check_scheme
+from ..naming import mteb_key
 
-__all__ = ["corpus_bins", "reference_bins", "ALIGNMENTS", "cluster_weights",
-           "strata_for_dataset", "stratified_summary",
-           "stability_summary", "TIE_KEYS", "align_strata", "flat_strata_scores", "metric_key"]
+__all__ = ["TIE_KEYS", "INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
+           "align_strata", "stability_summary"]
 
 #: The tie-aware per-query columns a summary reports for every stratum.
 TIE_KEYS = ("expected", "min", "max", "oblivious", "bias")
-_ALIGNMENT_DEFAULT = Bins().alignment
-#: J variants: the exact Jaccard, or the soft one by embedding matching (cosine ≥ τ).
-ALIGNMENTS = ("exact", "soft")
-#: Default τ of the soft J (cosine between MiniLM entity embeddings).
-SOFT_TAU = 0.8
-
-
-def cluster_weights(artifact, doc_ids) -> ClusterWeights:
-    """m_d(c) of every corpus document (documents without clustered entities get empty rows)."""
-    return ClusterWeights.from_dict(artifact.doc_cluster_weights, artifact.n_clusters,
-                                    doc_ids=list(doc_ids))
-
-
-def _check_alignment(alignment: str) -> str:
-    if alignment not in ALIGNMENTS:
-        raise InputError(f"unknown alignment {alignment!r}",
-                         fix=f"use one of {', '.join(ALIGNMENTS)}")
-    return alignment
-
-
-def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
-                alignment: str = "exact") -> Bins:
-    """The corpus-fixed bins stored in the artifact, else our document-dispersion fallback.
-
-    ``alignment="soft"`` takes the stored soft-J cut-points (``alignment_soft``).
-    """
-    _check_alignment(alignment)
-    stored = artifact.bins
-    key = "alignment" if alignment == "exact" else "alignment_soft"
-    if stored and "dispersion" in stored and key in stored:
-        return Bins(tuple(stored["dispersion"]), tuple(stored[key]),
-                    stored.get("source", "stored"))
-    if alignment == "soft":
-        raise InputError("the structure artifact stores no soft-J cut-points",
-                         fix="recompute its bins with `mteb-stratified structure --corpus ... "
-                             "--out DIR --soft-bins` (a reference query pool is needed), or "
-                             "use the exact J")
-    if weights is None:
-        weights = cluster_weights(artifact, artifact.doc_cluster_weights)
-    b = Bins.from_reference(dispersion=document_dispersion(weights), source=(
-        "fallback (no stored bins): Δ at the 1/3, 2/3 quantiles of the corpus' document "
-        "dispersion; J at the fixed defaults (0.2, 0.5)"))
-    return Bins(b.dispersion, _ALIGNMENT_DEFAULT, b.source)
-
-
-def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_TAU,
-                   level: float = 1, quantiles: tuple = (1 / 3, 2 / 3)) -> dict:
-    """Our rule for the corpus' fixed cut-points, from a reference query pool (JSON-ready).
-
-    ``datasets``: BEIR datasets (``load_beir``) of the artifact's corpus, e.g. its dev split.
-    Every judged query with a relevant document is stratified (query entities by the artifact's
-    own extractor); the cut-points are the ``quantiles`` of Δ and of J over that pool::
-
-        Δ cuts = Q_Δ(1/3), Q_Δ(2/3);   J cuts = Q_J(1/3), Q_J(2/3)   (and Q_Jsoft with ``soft``)
-
-    Store the result in ``artifact.metadata["bins"]`` (the ``structure`` command does) and every
-    later query set over the corpus is binned with it.  Queries of different datasets are kept
-    apart (ids prefixed by split).
-    """
-    datasets = list(datasets)
-    if not datasets:
-        raise InputError("no reference query pool", fix="pass at least one judged split, e.g. dev")
-    pooled_qrels: dict = {}
-    pooled_queries: dict = {}
-    for ds in datasets:
-        for q, judged in ds.qrels.items():
-            if q in ds.queries:
-                pooled_qrels[(ds.split, q)] = judged
-                pooled_queries[(ds.split, q)] = ds.queries[q]
-    corpus = datasets[0].corpus
-    pool = _PoolDataset(corpus, pooled_queries, pooled_qrels)
-    qids = list(pooled_queries)
-    entities = dict(zip(qids, artifact.extract_entities_batch([pooled_queries[q] for q in qids])))
-    base = Bins()
-    out: dict = {}
-    n = None
-    for variant in (("exact", "soft") if soft else ("exact",)):
-        st = strata_for_dataset(artifact, pool, bins=base, level=level, alignment=variant,
-                                tau=tau, check_corpus=False, query_entities=entities)
-        if st.n_queries == 0:
-            raise InputError("no reference query has a relevant document in the structure",
-                             fix="use a judged split of this corpus as the reference pool")
-        b = Bins.from_reference(st.dispersion, st.alignment, quantiles=quantiles)
-        out["dispersion"] = list(b.dispersion)
-        out["alignment" if variant == "exact" else "alignment_soft"] = list(b.alignment)
-        n = (st.n_queries, len(st.excluded))
-    splits = sorted({ds.split for ds in datasets})
-    out.update({
-        "source": f"ours: 1/3, 2/3 quantiles of Δ and J over the {n[0]} judged queries of the "
-                  f"reference split(s) {', '.join(splits)}",
-        "reference": {"splits": splits, "n_queries": n[0], "excluded": n[1],
-                      "quantiles": [float(x) for x in quantiles], "level": level},
-    })
-    if soft:
-        out["tau"] = float(tau)
-    return out
-
-
-class _PoolDataset:
-    """A minimal dataset view (corpus, queries, qrels) for :func:`reference_bins`."""
-
-    def __init__(self, corpus, queries, qrels):
-        self.corpus, self.queries, self.qrels = corpus, queries, qrels
-
-
-def _entity_vectors(artifact, names) -> dict:
-    """Embeddings of entity names with the artifact's embedding model (unit rows)."""
-    from ..structure.embed import embed_texts
-    names = sorted(names)
-    model = artifact.metadata.get("parameters", {}).get("embedding_model")
-    emb = embed_texts(names, model)
-    return dict(zip(names, emb))
-
-
-def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
-                       check_corpus: bool = True,
-                       query_entities: Mapping[str, set] | None = None,
-                       alignment: str = "exact", tau: float | None = None) -> QueryStrata:
-    """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
-
-    The corpus must be the one the artifact was built on (fingerprint check; with
-    ``check_corpus=False`` the relevant documents must still be known to the structure).
-    Queries without relevant documents are listed in ``excluded``, never dropped silently.
-    ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
-    bundled) skips the extraction; otherwise the artifact's own extractor runs.
-    ``alignment="soft"`` computes the soft J (entities matched by cosine ≥ ``tau`` between
-    embeddings of the artifact's embedding model; default τ: the one stored with the bins, else
-    0.8) and bins it with the stored soft cut-points.
-    """
-    _check_alignment(alignment)
-    corpus = getattr(dataset, "corpus", None)
-    if not corpus:
-        raise InputError("the dataset has no corpus loaded",
-                         fix="load it with load_beir(folder, split) (corpus=True)")
-    if check_corpus:
-        artifact.check_corpus(corpus)
-    weights = cluster_weights(artifact, corpus)
-    if bins is None:
-        bins = corpus_bins(artifact, weights, alignment=alignment)
-    qids = [q for q in dataset.qrels if q in dataset.queries]
-    if query_entities is None:
-        extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
-        query_entities = dict(zip(qids, extracted))
-    missing = [q for q in qids if q not in query_entities]
-    if missing:
-        raise InputError(f"{len(missing)} judged queries have no entity set (e.g. {missing[:3]})",
-                         fix="extract them with the artifact's extractor (extract_entities_batch)")
-    query_entities = {q: {artifact.canonical(e) for e in query_entities[q]} for q in qids}
-    doc_entities = {d: {artifact.canonical(e) for e in ents}
-                    for d, ents in artifact.doc_entities.items()}
-    qrels = {q: dataset.qrels[q] for q in qids}
-    vectors = None
-    if alignment == "soft":
-        if tau is None:
-            tau = float(artifact.bins.get("tau", SOFT_TAU))
-        names = set().union(*query_entities.values()) if query_entities else set()
-        for judged in qrels.values():
-            for d, g in judged.items():
-                if g >= level:
-                    names |= doc_entities.get(d, set())
-        vectors = _entity_vectors(artifact, names)
-    return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
-                    bins=bins, level=level, entity_vectors=vectors,
-                    tau=SOFT_TAU if tau is None else tau)
-
-
-def metric_key(measure: str) -> str:
-    """MTEB's score key of a measure name: ``nDCG@10`` → ``ndcg_at_10``."""
-    name, _, k = measure.partition("@")
-    base = {"nDCG": "ndcg", "RR": "mrr", "R": "recall", "P": "precision", "AP": "map"}.get(name,
-                                                                                          name)
-    return f"{base}_at_{k}" if k else base
 
 
 def flat_strata_scores(block: dict, measure: str) -> dict:
@@ -219,7 +37,7 @@ def flat_strata_scores(block: dict, measure: str) -> dict:
     analytic interval bounds (``..._ci_low``/``..._ci_high``), ``strata_msc``, ``strata_scc``
     and ``strata_uncovered_weight``.
     """
-    key = metric_key(measure)
+    key = mteb_key(measure)
     out: dict = {}
     for estimator, r in block["estimates"]["expected"]["analytic"].items():
         out[f"strata_{estimator}_{key}_expected"] = r["estimate"]
@@ -296,8 +114,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     derived), or a plain ``{qid: value}`` taken as expected.
     """
     check_scheme(scheme)
-    from ..core.coverage import _check_n_min
-    n_min = _check_n_min(n_min)
+    n_min = check_n_min(n_min)
     vals = _values_by_key(per_query_values)
     qids = list(vals["expected"])
     for k, v in vals.items():
@@ -358,6 +175,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
 
     # per-cluster query counts and the 3×3 Δ×J cells (for the coverage map and the heatmaps)
     C = sub.n_clusters
+    grid = sub.grid
     counts = np.bincount(sub.primary, minlength=C)
     clusters = [{"cluster": c, "label": labels.get(c), "mass": _f(mass.get(c, 0.0)),
                  "n_queries": int(counts[c])} for c in range(C)]
@@ -367,14 +185,14 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         db, ab = sub.dispersion_bin, sub.alignment_bin
         for c in np.flatnonzero(counts).tolist():
             sel = sub.primary == c
-            n = np.zeros((3, 3), dtype=int)
-            s = np.zeros((3, 3))
+            n = np.zeros(grid.shape, dtype=int)
+            s = np.zeros(grid.shape)
             np.add.at(n, (db[sel], ab[sel]), 1)
             np.add.at(s, (db[sel], ab[sel]), exp[sel])
+            mean = np.divide(s, n, out=np.full(grid.shape, np.nan), where=n > 0)
             cells.append({"cluster": c, "label": labels.get(c), "n_queries": int(counts[c]),
                           "counts": n.tolist(),
-                          "mean": [[_f(s[i, j] / n[i, j]) if n[i, j] else None for j in range(3)]
-                                   for i in range(3)]})
+                          "mean": [[_f(v) for v in row] for row in mean.tolist()]})
         cells.sort(key=lambda r: -r["n_queries"])
 
     het = heterogeneity_test([columns["expected"][q] for q in design.queries], design.index,
@@ -384,10 +202,11 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
 
     bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
-                                            minlength=3).tolist(),
+                                            minlength=grid.n_dispersion).tolist(),
                   "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
-                                           minlength=3).tolist()}
-    warnings = [f"every stratified query falls in the {LEVELS[int(np.argmax(c))]} {name} bin: "
+                                           minlength=grid.n_alignment).tolist()}
+    warnings = [f"every stratified query falls in the {grid.level(name, int(np.argmax(c)))} "
+                f"{name} bin: "
                 f"the corpus cut-points {getattr(sub.bins, name)} do not separate these queries"
                 for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
     return {
@@ -395,7 +214,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "strata / estimators / coverage docstrings and design.md)",
         "structure": {"corpus_fingerprint": artifact.corpus_fingerprint,
                       "n_clusters": artifact.n_clusters},
-        "bins": sub.bins.to_dict(), "levels": list(LEVELS), "bin_counts": bin_counts,
+        "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),
+        "alignment_levels": list(grid.alignment_levels), "bin_counts": bin_counts,
         "warnings": warnings,
         "n_queries": sub.n_queries,
         "excluded": excluded, "n_excluded": len(excluded),

@@ -1,7 +1,7 @@
 """Strata of the bundled NFCorpus test queries, ready without spaCy at run time.
 
 The query entities are extracted once with the bundled structure artifact's own extractor and
-normalisation (``python -m mteb_stratified.report.bundled`` rebuilds the file) and shipped in
+normalisation (``python -m mteb_stratified.stratification.bundled`` rebuilds the file) and shipped in
 ``mteb_stratified/data/nfcorpus/query_entities/test.jsonl.gz``, so ``StratifiedNFCorpus``
 results carry the strata block out of the box with only numpy/scipy.
 """
@@ -15,7 +15,7 @@ import os
 
 from ..core import InputError, QueryStrata
 from ..io import bundled_path, load_beir
-from .summary import strata_for_dataset
+from .dataset import strata_for_dataset
 
 __all__ = ["query_entities_path", "build_query_entities", "load_query_entities", "bundled_strata"]
 
@@ -43,7 +43,7 @@ def load_query_entities(path: str) -> dict:
     """``{qid: set of entities}`` from :func:`build_query_entities`'s file."""
     if not os.path.exists(path):
         raise InputError("precomputed query entities not found", source=path,
-                         fix="rebuild them: python -m mteb_stratified.report.bundled")
+                         fix="rebuild them: python -m mteb_stratified.stratification.bundled")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     return {r["qid"]: set(r["entities"]) for r in rows}

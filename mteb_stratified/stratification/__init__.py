@@ -1,0 +1,21 @@
+"""Stratification of a dataset over a corpus structure, and the strata block of a system.
+
+Layer: above :mod:`mteb_stratified.structure` (the corpus map it reads) and below the report,
+generation and adapters that use it.  Definitions (ours) and the numeric estimators live in
+:mod:`mteb_stratified.core` (``strata``, ``cells``, ``coverage``, ``estimators``, ``chance``);
+this package joins them to a structure artifact and a BEIR dataset.
+
+* :mod:`.dataset` — cluster weights and each judged query's stratum;
+* :mod:`.bins` — the corpus' fixed Δ/J cut-points (our reference-pool rule);
+* :mod:`.block` — the JSON-ready strata block, its flat MTEB keys, decision stability;
+* :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time.
+"""
+
+from .bins import corpus_bins, reference_bins
+from .block import (INTERVAL_RULE, TIE_KEYS, align_strata, flat_strata_scores,
+                    stability_summary, stratified_summary)
+from .dataset import ALIGNMENTS, SOFT_TAU, check_alignment, cluster_weights, strata_for_dataset
+
+__all__ = ["corpus_bins", "reference_bins", "TIE_KEYS", "INTERVAL_RULE", "align_strata",
+           "flat_strata_scores", "stability_summary", "stratified_summary", "ALIGNMENTS",
+           "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset"]

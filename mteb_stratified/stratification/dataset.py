@@ -1,0 +1,101 @@
+"""Strata of a dataset over a corpus structure: cluster weights and each judged query's stratum.
+
+* :func:`cluster_weights` — m_d(c) of every corpus document, from the structure artifact;
+* :func:`strata_for_dataset` — each judged query's stratum (primary cluster, Δ, J, bins), with
+  the query entities taken from the artifact's own extractor (or given, e.g. precomputed and
+  bundled) and the document entities canonicalised; ``alignment="soft"`` matches entities by
+  embedding (cosine ≥ τ).
+
+Definitions (ours): :mod:`mteb_stratified.core.strata`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..core import Bins, ClusterWeights, InputError, QueryStrata, stratify
+
+__all__ = ["ALIGNMENTS", "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset"]
+
+#: J variants: the exact Jaccard, or the soft one by embedding matching (cosine ≥ τ).
+ALIGNMENTS = ("exact", "soft")
+#: Default τ of the soft J (cosine between MiniLM entity embeddings).
+SOFT_TAU = 0.8
+
+
+def cluster_weights(artifact, doc_ids) -> ClusterWeights:
+    """m_d(c) of every corpus document (documents without clustered entities get empty rows)."""
+    return ClusterWeights.from_dict(artifact.doc_cluster_weights, artifact.n_clusters,
+                                    doc_ids=list(doc_ids))
+
+
+def check_alignment(alignment: str) -> str:
+    if alignment not in ALIGNMENTS:
+        raise InputError(f"unknown alignment {alignment!r}",
+                         fix=f"use one of {', '.join(ALIGNMENTS)}")
+    return alignment
+
+
+def _entity_vectors(artifact, names) -> dict:
+    """Embeddings of entity names with the artifact's embedding model (unit rows)."""
+    from ..structure.embed import embed_texts
+    names = sorted(names)
+    model = artifact.metadata.get("parameters", {}).get("embedding_model")
+    emb = embed_texts(names, model)
+    return dict(zip(names, emb))
+
+
+def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
+                       check_corpus: bool = True,
+                       query_entities: Mapping[str, set] | None = None,
+                       alignment: str = "exact", tau: float | None = None) -> QueryStrata:
+    """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
+
+    The corpus must be the one the artifact was built on (fingerprint check; with
+    ``check_corpus=False`` the relevant documents must still be known to the structure).
+    Queries without relevant documents are listed in ``excluded``, never dropped silently.
+    ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
+    bundled) skips the extraction; otherwise the artifact's own extractor runs.
+    ``alignment="soft"`` computes the soft J (entities matched by cosine ≥ ``tau`` between
+    embeddings of the artifact's embedding model; default τ: the one stored with the bins, else
+    0.8) and bins it with the stored soft cut-points.
+    """
+    check_alignment(alignment)
+    corpus = getattr(dataset, "corpus", None)
+    if not corpus:
+        raise InputError("the dataset has no corpus loaded",
+                         fix="load it with load_beir(folder, split) (corpus=True)")
+    if check_corpus:
+        artifact.check_corpus(corpus)
+    weights = cluster_weights(artifact, corpus)
+    if bins is None:
+        from .bins import corpus_bins
+
+        bins = corpus_bins(artifact, weights, alignment=alignment)
+    qids = [q for q in dataset.qrels if q in dataset.queries]
+    if query_entities is None:
+        extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
+        query_entities = dict(zip(qids, extracted))
+    missing = [q for q in qids if q not in query_entities]
+    if missing:
+        raise InputError(f"{len(missing)} judged queries have no entity set (e.g. {missing[:3]})",
+                         fix="extract them with the artifact's extractor (extract_entities_batch)")
+    query_entities = {q: {artifact.canonical(e) for e in query_entities[q]} for q in qids}
+    doc_entities = {d: {artifact.canonical(e) for e in ents}
+                    for d, ents in artifact.doc_entities.items()}
+    qrels = {q: dataset.qrels[q] for q in qids}
+    vectors = None
+    if alignment == "soft":
+        if tau is None:
+            tau = float(artifact.bins.get("tau", SOFT_TAU))
+        names = set().union(*query_entities.values()) if query_entities else set()
+        for judged in qrels.values():
+            for d, g in judged.items():
+                if g >= level:
+                    names |= doc_entities.get(d, set())
+        vectors = _entity_vectors(artifact, names)
+    return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
+                    bins=bins, level=level, entity_vectors=vectors,
+                    tau=SOFT_TAU if tau is None else tau)
+
+
