@@ -12,7 +12,10 @@ Conventions: expected = mean over all orders of tied scores (uniform random tie-
 min/max = worst/best tie order; oblivious = trec_eval's order (score desc, doc id desc);
 range = max - min; bias = oblivious - expected.  ``ignore_identical_ids=True`` (BEIR's default)
 drops documents whose id equals the query id before scoring, as BEIR does.
-``last_result`` holds the core ``EvaluationResult`` (per-query values, tie audit).
+Called on an instance (``retriever.evaluate(...)``, BEIR's usual style), the evaluator keeps the
+core ``EvaluationResult`` (per-query values, tie audit) in ``retriever.last_result``; called on
+the class it keeps nothing (no process-wide state) — :func:`tie_aware_beir_scores` returns the
+result with the scores.
 """
 
 from __future__ import annotations
@@ -61,11 +64,23 @@ def _base_class():
         return object
 
 
+class _hybridmethod:
+    """A method callable on the class (as BEIR's static ``EvaluateRetrieval.evaluate``) and on an
+    instance; it receives ``(cls, instance or None, ...)``."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj, cls):
+        import functools
+
+        return functools.partial(self.func, cls, obj)
+
+
 class TieAwareEvaluateRetrieval(_base_class()):
     """Drop-in for ``beir.retrieval.evaluation.EvaluateRetrieval`` (subclass when BEIR is
     installed), adding tie-aware keys to the returned dicts (see module doc)."""
-
-    last_result = None
 
     def __init__(self, retriever=None, k_values: Sequence[int] = (1, 3, 5, 10, 100, 1000),
                  score_function: str | None = "cos_sim"):
@@ -74,6 +89,7 @@ class TieAwareEvaluateRetrieval(_base_class()):
         else:
             self.retriever, self.k_values, self.score_function = retriever, list(k_values), score_function
             self.top_k = max(k_values)
+        self.last_result = None  # the core EvaluationResult of the last evaluate() call
 
     @staticmethod
     def _plain(qrels, results, k_values, ignore_identical_ids):
@@ -96,16 +112,20 @@ class TieAwareEvaluateRetrieval(_base_class()):
                 for k in ks}
         return out
 
-    @classmethod
-    def evaluate(cls, qrels, results, k_values: Sequence[int], ignore_identical_ids: bool = True):
+    @_hybridmethod
+    def evaluate(cls, self, qrels, results, k_values: Sequence[int],
+                 ignore_identical_ids: bool = True):
         """BEIR's ``(ndcg, _map, recall, precision)`` plus ``<key>_<stat>`` tie-aware keys.
 
-        A classmethod, so both BEIR call styles work: ``EvaluateRetrieval.evaluate(qrels,
-        results, k_values)`` and ``retriever.evaluate(qrels, results, retriever.k_values)``.
+        Both BEIR call styles work: ``EvaluateRetrieval.evaluate(qrels, results, k_values)`` and
+        ``retriever.evaluate(qrels, results, retriever.k_values)`` (the latter also sets
+        ``retriever.last_result``).
         """
         plain = cls._plain(qrels, results, k_values, ignore_identical_ids)
-        tie, cls.last_result = tie_aware_beir_scores(qrels, results, k_values,
-                                                      ignore_identical_ids=ignore_identical_ids)
+        tie, result = tie_aware_beir_scores(qrels, results, k_values,
+                                            ignore_identical_ids=ignore_identical_ids)
+        if self is not None:
+            self.last_result = result
         dicts = []
         for name in _EVALUATE_FAMILIES:
             beir = BEIR_FAMILIES[name]
@@ -121,8 +141,8 @@ class TieAwareEvaluateRetrieval(_base_class()):
                             d[f"{beir}@{k}_expected"], d[f"{beir}@{k}_range"])
         return tuple(dicts)
 
-    @classmethod
-    def evaluate_custom(cls, qrels, results, k_values: Sequence[int], metric: str = "mrr",
+    @_hybridmethod
+    def evaluate_custom(cls, self, qrels, results, k_values: Sequence[int], metric: str = "mrr",
                         ignore_identical_ids: bool = True):
         """``metric="mrr"``: ``{"MRR@k": ..., "MRR@k_expected": ...}``; other BEIR custom
         metrics are delegated to BEIR unchanged."""
@@ -130,8 +150,10 @@ class TieAwareEvaluateRetrieval(_base_class()):
             if _base_class() is object:
                 raise ValueError(f"metric {metric!r} needs BEIR installed (pip install beir)")
             return _base_class().evaluate_custom(qrels, results, k_values, metric)
-        tie, cls.last_result = tie_aware_beir_scores(
+        tie, result = tie_aware_beir_scores(
             qrels, results, k_values, families=("RR",), ignore_identical_ids=ignore_identical_ids)
+        if self is not None:
+            self.last_result = result
         out = {}
         for k in k_values:
             key = f"MRR@{k}"

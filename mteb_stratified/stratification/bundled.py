@@ -49,9 +49,19 @@ def load_query_entities(path: str) -> dict:
     return {r["qid"]: set(r["entities"]) for r in rows}
 
 
-@functools.lru_cache(maxsize=4)
 def bundled_strata(name: str = "nfcorpus", split: str = "test") -> tuple:
-    """``(artifact, QueryStrata)`` of a bundled dataset's judged queries (cached)."""
+    """``(artifact, QueryStrata)`` of a bundled dataset's judged queries.
+
+    Loaded once per process and handed out as copies, so a caller that changes its artifact
+    (its metadata, say) changes nobody else's.
+    """
+    import copy
+
+    return copy.deepcopy(_load_bundled_strata(name, split))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_bundled_strata(name: str, split: str) -> tuple:
     from ..structure.artifact import StructureArtifact
 
     artifact = StructureArtifact.bundled(name)

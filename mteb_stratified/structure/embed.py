@@ -27,12 +27,17 @@ def _resolve(name: str | None) -> str:
 
 
 def load_sentence_model(name: str | None = None):
-    """A (cached) CPU SentenceTransformer; ``None`` is the packaged all-MiniLM-L6-v2."""
+    """A (cached) CPU SentenceTransformer; ``None`` is the packaged all-MiniLM-L6-v2.
+
+    A model folder on disk (the packaged one included) is loaded with
+    ``local_files_only=True``, so no hub request is made; a hub name is resolved as the user's
+    own Hugging Face settings say (``HF_HUB_OFFLINE`` is read, never set).
+    """
     path = _resolve(name)
     if path not in _LOADED:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         st = require("sentence_transformers", "structure")
-        _LOADED[path] = st.SentenceTransformer(path, device="cpu")
+        _LOADED[path] = st.SentenceTransformer(path, device="cpu",
+                                               local_files_only=os.path.isdir(path))
     return _LOADED[path]
 
 

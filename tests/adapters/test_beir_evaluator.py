@@ -31,7 +31,10 @@ def test_same_shapes_and_numbers_as_beir():
 def test_identical_ids_dropped_like_beir():
     ours = TieAwareEvaluateRetrieval.evaluate(QRELS, RUN, [1])
     # "q1" (score 1.0) would otherwise be rank 1 for q1
-    assert TieAwareEvaluateRetrieval.last_result is not None
+    assert not hasattr(TieAwareEvaluateRetrieval, "last_result")  # no class-wide state
+    retriever = TieAwareEvaluateRetrieval()
+    assert retriever.evaluate(QRELS, RUN, [1]) == ours
+    assert retriever.last_result is not None and retriever.last_result.queries == ("q1", "q2")
     kept = TieAwareEvaluateRetrieval.evaluate(QRELS, RUN, [1], ignore_identical_ids=False)
     assert ours[0]["NDCG@1_expected"] >= kept[0]["NDCG@1_expected"]
 

