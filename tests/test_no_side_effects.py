@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 SUBPACKAGES = ["mteb_stratified", "mteb_stratified.core", "mteb_stratified.io",
                "mteb_stratified.naming", "mteb_stratified.structure",

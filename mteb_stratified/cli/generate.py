@@ -66,9 +66,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .structure import _corpus_folder
+    from ..io import dataset_folder
 
-    folder = _corpus_folder(args.dataset)  # inputs checked before the heavy imports
+    folder = dataset_folder(args.dataset)  # inputs checked before the heavy imports
     if args.budget < 1:
         raise InputError(f"--budget must be ≥ 1 LLM call, got {args.budget}",
                          fix="e.g. --budget 200 (each candidate query costs about "

@@ -116,9 +116,9 @@ def run(args: argparse.Namespace) -> int:
     systems = collect_systems(args)
     from ..report import build_report, to_markdown, write_html
     from ..stratification import stability_summary, stratified_summary
-    from ..report.html import _matplotlib
+    from ..report.html import require_matplotlib
 
-    _matplotlib()  # a missing [plots] extra fails now, before the work
+    require_matplotlib()  # a missing [plots] extra fails now, before the work
 
     art, data, strata = load_context(args)
     values = {name: load(data.qrels) for name, load in systems}

@@ -76,25 +76,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _corpus_folder(spec: str) -> str:
-    from ..io import bundled_path
-    if os.path.isdir(spec):
-        folder = spec
-    else:
-        name = spec.lower()
-        if name.startswith("stratified"):
-            name = name[len("stratified"):]
-        try:
-            folder = bundled_path(name)
-        except InputError:
-            raise InputError(f"corpus {spec!r} is neither a folder nor a bundled dataset",
-                             fix="give a BEIR folder with corpus.jsonl[.gz], or nfcorpus") from None
-    return folder
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..io import load_corpus
-    folder = _corpus_folder(args.corpus)  # checked before spaCy, torch or faiss load
+    from ..io import dataset_folder, load_corpus
+    folder = dataset_folder(args.corpus)  # checked before spaCy, torch or faiss load
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the artifact")
     _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now, not later

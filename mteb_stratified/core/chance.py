@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
+from .rng import as_generator
 
 __all__ = ["HeterogeneityResult", "heterogeneity_test", "holm"]
 
@@ -111,8 +112,7 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
                          fix="pass the per-query values of the stratified queries")
     if int(n_resamples) < 1:
         raise InputError(f"n_resamples must be ≥ 1, got {n_resamples}", fix="e.g. 2000")
-    if rng is None:
-        rng = np.random.default_rng(seed)
+    rng = as_generator(rng, seed)
     keys, codes = np.unique(labels.astype(str) if labels.dtype == object else labels,
                             return_inverse=True)
     codes = codes.reshape(-1)

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import InputError
+from .rng import as_generator
 from .results import ConfidenceInterval
 from .strata import QueryStrata, check_scheme, mass_array
 
@@ -373,8 +374,9 @@ class StratumTable:
     df: np.ndarray
     replicates: np.ndarray | None = field(default=None, repr=False)
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """(low, high) arrays: percentile of the replicates when present, else t(df)."""
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+        """Per-stratum ``ConfidenceInterval(low, high)`` arrays: percentile of the replicates
+        when present, else t(df)."""
         _check_level(confidence_level)
         alpha = 1 - confidence_level
         S = len(self.labels)
@@ -383,13 +385,13 @@ class StratumTable:
         if self.replicates is not None:
             H = self.replicates.shape[1]
             low[:H], high[:H] = np.quantile(self.replicates, [alpha / 2, 1 - alpha / 2], axis=0)
-            return low, high
+            return ConfidenceInterval(low, high)
         ok = np.isfinite(self.standard_error) & (self.n > 0)
         q = np.where(np.isfinite(self.df), stats.t.ppf(1 - alpha / 2, np.where(ok, self.df, 1)),
                      stats.norm.ppf(1 - alpha / 2))
         low[ok] = self.mean[ok] - q[ok] * self.standard_error[ok]
         high[ok] = self.mean[ok] + q[ok] * self.standard_error[ok]
-        return low, high
+        return ConfidenceInterval(low, high)
 
     def rows(self, confidence_level: float = 0.95) -> list[dict]:
         low, high = self.confidence_interval(confidence_level)
@@ -570,16 +572,6 @@ def per_stratum(values, design: StratifiedDesign, *, singleton: str = "pooled") 
     return _unpack(keys, out)
 
 
-def _rng(rng, seed) -> np.random.Generator:
-    if rng is not None and seed is not None:
-        raise InputError("pass rng= or seed=, not both", fix="drop one of them")
-    if rng is None:
-        return np.random.default_rng(seed)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    return np.random.default_rng(rng)
-
-
 def _rao_wu_means(X: np.ndarray, design: StratifiedDesign, n_resamples: int,
                   rng: np.random.Generator, singleton: str, chunk_elems: int) -> np.ndarray:
     """(B, H, K) replicate stratum means: mean of n_h − 1 draws with replacement per stratum."""
@@ -644,7 +636,7 @@ def stratified_bootstrap(values, design: StratifiedDesign, *, n_resamples: int =
     """
     if int(n_resamples) < 2:
         raise InputError("n_resamples must be ≥ 2", fix="e.g. n_resamples=2000")
-    gen = _rng(rng, seed)
+    gen = as_generator(rng, seed)
     keys, X = _columns(values, design)
     if X.shape[0] == 0:
         raise InputError("no queries to bootstrap", fix="stratify at least one query")
@@ -679,7 +671,7 @@ def pooled_bootstrap(values, *, n_resamples: int = 2000, rng=None, seed: int | N
     if x.ndim != 1 or x.size == 0:
         raise InputError("pooled_bootstrap needs a non-empty 1-D array",
                          fix="pass per-query values")
-    gen = _rng(rng, seed)
+    gen = as_generator(rng, seed)
     Q, B = len(x), int(n_resamples)
     reps = np.empty(B)
     step = max(1, chunk_elems // Q)
@@ -708,12 +700,12 @@ def paired_comparison(values_a, values_b, design: StratifiedDesign, *, bootstrap
 
 
 def tie_aware_values(result) -> dict:
-    """Per-query arrays expected/min/max/oblivious/range/bias of a tie-aware measure result.
+    """Per-query expected/min/max/oblivious/range/bias of a tie-aware measure result.
 
-    ``result`` is a :class:`~mteb_stratified.core.results.MeasureResult` (values aligned with
-    ``result.queries``) or a mapping with at least expected/min/max/oblivious arrays.  Returns
-    ``{qid: …}``-free arrays in the result's query order; pass ``dict(zip(queries, arr))`` to
-    align them with a design by query id.
+    ``result`` is a :class:`~mteb_stratified.core.results.MeasureResult` or a mapping with at
+    least expected/min/max/oblivious arrays.  When the result names its queries
+    (``result.queries``), returns ``{key: {qid: value}}``, ready to align with a design by
+    query id; otherwise ``{key: array}`` in the given order.
     """
     vals = getattr(result, "values", result)
     try:

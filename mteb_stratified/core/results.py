@@ -25,8 +25,20 @@ VALUE_KEYS = ("expected", "min", "max", "oblivious", "range", "bias")
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
+    """A two-sided interval ``(low, high)``; unpacks like scipy's: ``lo, hi = ci``.  The bounds
+    are floats, or arrays (one per stratum) for a :class:`~.estimators.StratumTable`."""
+
     low: float
     high: float
+
+    def __iter__(self):
+        return iter((self.low, self.high))
+
+    def __getitem__(self, index):
+        return (self.low, self.high)[index]
+
+    def __len__(self) -> int:
+        return 2
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,8 @@ def decision_stability(systems: Mapping[str, object], design: StratifiedDesign, 
     vals = {s: design.align(systems[s]) for s in names}
     gen = None
     if bootstrap:
-        from .estimators import _rng
-        gen = _rng(rng, seed)
+        from .rng import as_generator
+        gen = as_generator(rng, seed)
     aggs = [a for a in ESTIMATORS if a != "post_stratified" or design.weights is not None]
     est = {s: stratified_estimates(vals[s], design, singleton=singleton) for s in names}
     scores = {a: {s: est[s][a].estimate for s in names} for a in aggs}

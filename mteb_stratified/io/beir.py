@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 from ..core.errors import InputError
-from .files import _lines, read_qrels
+from .files import numbered_lines, read_qrels
 
-__all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path", "find_file",
+__all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path", "dataset_folder",
+           "find_file",
            "read_jsonl"]
 
 
@@ -37,6 +38,21 @@ def bundled_path(name: str = "nfcorpus") -> str:
     return str(path)
 
 
+def dataset_folder(spec: str) -> str:
+    """The folder of a BEIR folder or a bundled dataset name (``nfcorpus``, also
+    ``StratifiedNFCorpus``), or an :class:`InputError` saying which it is neither."""
+    if os.path.isdir(spec):
+        return spec
+    name = spec.lower()
+    if name.startswith("stratified"):
+        name = name[len("stratified"):]
+    try:
+        return bundled_path(name)
+    except InputError:
+        raise InputError(f"corpus {spec!r} is neither a folder nor a bundled dataset",
+                         fix="give a BEIR folder with corpus.jsonl[.gz], or nfcorpus") from None
+
+
 def find_file(folder: str, stem: str) -> str:
     """``folder/stem`` or ``folder/stem.gz``, whichever exists (clear error if neither)."""
     for candidate in (stem, stem + ".gz"):
@@ -51,7 +67,7 @@ def find_file(folder: str, stem: str) -> str:
 def read_jsonl(path: str, what: str) -> dict:
     """``{_id: row}`` of a JSONL(.gz) file; malformed lines and duplicate ids raise."""
     out: dict = {}
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:

@@ -24,7 +24,7 @@ from typing import Iterator
 
 from ..core.errors import InputError
 
-__all__ = ["read_run", "read_qrels", "write_run", "open_text"]
+__all__ = ["read_run", "read_qrels", "write_run", "open_text", "numbered_lines"]
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -50,7 +50,9 @@ def open_text(path: "str | os.PathLike") -> io.TextIOBase:
     return open(path, "r", encoding="utf-8", newline="")
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line of a text file (gzip ok), without the
+    line ending; an empty file is an :class:`InputError`."""
     any_line = False
     try:
         with open_text(path) as fh:
@@ -120,7 +122,7 @@ def read_run(path: "str | os.PathLike") -> dict:
         return _read_json(path, "score")
     run: dict = {}
     seen_at: dict = {}
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         parts = line.split()
         if len(parts) != 6:
             raise InputError(f"expected 6 columns 'qid Q0 docid rank score tag', found "
@@ -160,7 +162,7 @@ def read_qrels(path: "str | os.PathLike") -> dict:
     qrels: dict = {}
     seen_at: dict = {}
     fmt = None
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         if fmt is None:
             header = tuple(p.strip().lower() for p in line.split("\t"))
             if header == _BEIR_HEADER:

@@ -95,7 +95,8 @@ def stratum_name(stratum, label, width: int = 42) -> str:
 
 
 # -- figures ---------------------------------------------------------------------------------
-def _matplotlib():
+def require_matplotlib():
+    """``(matplotlib, Figure)``, or an ImportError naming the [plots] extra."""
     try:
         import matplotlib
         from matplotlib.figure import Figure
@@ -109,7 +110,7 @@ def _matplotlib():
 
 def _figure(draw, figsize) -> str:
     """An inline SVG of ``draw(fig)`` on a fresh Figure (no pyplot, rcParams restored)."""
-    matplotlib, Figure = _matplotlib()
+    matplotlib, Figure = require_matplotlib()
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=figsize, layout="constrained")
         draw(fig)

@@ -1,28 +1,35 @@
-"""The corpus' fixed Low/Med/High cut-points of Δ and J (our rule), and where they come from.
+"""The J variants and the corpus' fixed Δ/J cut-points stored in the structure artifact.
 
-* :func:`reference_bins` — **our rule**: the 1/3 and 2/3 quantiles of Δ and of J over a
-  *reference query pool* of the corpus (by default every judged query of the dataset's non-test
-  splits, e.g. NFCorpus dev), computed once when the structure is built and stored in the
-  artifact's ``metadata.json`` (``bins``), with the exact and (optionally) the soft J
-  cut-points.  They are never tertiles of the query set being evaluated, so every query set
-  over a corpus — the test split, a subset, generated queries — is binned the same way.
-* :func:`corpus_bins` — the stored cut-points.  An artifact without stored bins falls back to
-  Δ at the 1/3, 2/3 quantiles of :func:`~mteb_stratified.core.document_dispersion` over every
-  document (Δ of each document's own cluster profile) and J at the fixed defaults
-  ``(0.2, 0.5)`` of :class:`~mteb_stratified.core.Bins`; its ``source`` says so.
+* :func:`corpus_bins` — the stored cut-points (our rule: :mod:`.reference`).  An artifact
+  without stored bins falls back to Δ at the 1/3, 2/3 quantiles of
+  :func:`~mteb_stratified.core.document_dispersion` over every document (Δ of each document's
+  own cluster profile) and J at the fixed defaults ``(0.2, 0.5)`` of
+  :class:`~mteb_stratified.core.Bins`; its ``source`` says so.
+* :data:`ALIGNMENTS` — J variants: the exact Jaccard, or the soft one by embedding matching.
 
-The number of bins follows the number of quantiles (k quantiles, k + 1 bins); cells and level
+The number of bins follows the number of cut-points (k cut-points, k + 1 bins); cells and level
 names: :mod:`mteb_stratified.core.cells`.
 """
 
 from __future__ import annotations
 
 from ..core import Bins, ClusterWeights, InputError, document_dispersion
-from .dataset import SOFT_TAU, check_alignment, cluster_weights, strata_for_dataset
+from .weights import cluster_weights
 
-__all__ = ["corpus_bins", "reference_bins"]
+__all__ = ["ALIGNMENTS", "SOFT_TAU", "check_alignment", "corpus_bins"]
 
+#: J variants: the exact Jaccard, or the soft one by embedding matching (cosine ≥ τ).
+ALIGNMENTS = ("exact", "soft")
+#: Default τ of the soft J (cosine between MiniLM entity embeddings).
+SOFT_TAU = 0.8
 _ALIGNMENT_DEFAULT = Bins().alignment
+
+
+def check_alignment(alignment: str) -> str:
+    if alignment not in ALIGNMENTS:
+        raise InputError(f"unknown alignment {alignment!r}",
+                         fix=f"use one of {', '.join(ALIGNMENTS)}")
+    return alignment
 
 
 def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
@@ -48,65 +55,3 @@ def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
         "fallback (no stored bins): Δ at the 1/3, 2/3 quantiles of the corpus' document "
         "dispersion; J at the fixed defaults (0.2, 0.5)"))
     return Bins(b.dispersion, _ALIGNMENT_DEFAULT, b.source)
-
-
-def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_TAU,
-                   level: float = 1, quantiles: tuple = (1 / 3, 2 / 3)) -> dict:
-    """Our rule for the corpus' fixed cut-points, from a reference query pool (JSON-ready).
-
-    ``datasets``: BEIR datasets (``load_beir``) of the artifact's corpus, e.g. its dev split.
-    Every judged query with a relevant document is stratified (query entities by the artifact's
-    own extractor); the cut-points are the ``quantiles`` of Δ and of J over that pool::
-
-        Δ cuts = Q_Δ(1/3), Q_Δ(2/3);   J cuts = Q_J(1/3), Q_J(2/3)   (and Q_Jsoft with ``soft``)
-
-    Store the result in ``artifact.metadata["bins"]`` (the ``structure`` command does) and every
-    later query set over the corpus is binned with it.  Queries of different datasets are kept
-    apart (ids prefixed by split).
-    """
-    datasets = list(datasets)
-    if not datasets:
-        raise InputError("no reference query pool", fix="pass at least one judged split, e.g. dev")
-    pooled_qrels: dict = {}
-    pooled_queries: dict = {}
-    for ds in datasets:
-        for q, judged in ds.qrels.items():
-            if q in ds.queries:
-                pooled_qrels[(ds.split, q)] = judged
-                pooled_queries[(ds.split, q)] = ds.queries[q]
-    corpus = datasets[0].corpus
-    pool = _PoolDataset(corpus, pooled_queries, pooled_qrels)
-    qids = list(pooled_queries)
-    entities = dict(zip(qids, artifact.extract_entities_batch([pooled_queries[q] for q in qids])))
-    base = Bins()
-    out: dict = {}
-    n = None
-    for variant in (("exact", "soft") if soft else ("exact",)):
-        st = strata_for_dataset(artifact, pool, bins=base, level=level, alignment=variant,
-                                tau=tau, check_corpus=False, query_entities=entities)
-        if st.n_queries == 0:
-            raise InputError("no reference query has a relevant document in the structure",
-                             fix="use a judged split of this corpus as the reference pool")
-        b = Bins.from_reference(st.dispersion, st.alignment, quantiles=quantiles)
-        out["dispersion"] = list(b.dispersion)
-        out["alignment" if variant == "exact" else "alignment_soft"] = list(b.alignment)
-        n = (st.n_queries, len(st.excluded))
-    splits = sorted({ds.split for ds in datasets})
-    out.update({
-        "source": f"ours: 1/3, 2/3 quantiles of Δ and J over the {n[0]} judged queries of the "
-                  f"reference split(s) {', '.join(splits)}",
-        "reference": {"splits": splits, "n_queries": n[0], "excluded": n[1],
-                      "quantiles": [float(x) for x in quantiles], "level": level},
-    })
-    if soft:
-        out["tau"] = float(tau)
-    return out
-
-
-class _PoolDataset:
-    """A minimal dataset view (corpus, queries, qrels) for :func:`reference_bins`."""
-
-    def __init__(self, corpus, queries, qrels):
-        self.corpus, self.queries, self.qrels = corpus, queries, qrels
-
-

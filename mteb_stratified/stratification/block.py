@@ -23,12 +23,8 @@ from ..core.coverage import check_n_min
 from ..core.strata import check_scheme
 from ..naming import mteb_key
 
-__all__ = ["TIE_KEYS", "INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
+__all__ = ["INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
            "align_strata", "stability_summary"]
-
-#: The tie-aware per-query columns a summary reports for every stratum.
-TIE_KEYS = ("expected", "min", "max", "oblivious", "bias")
-
 
 def flat_strata_scores(block: dict, measure: str) -> dict:
     """The flat MTEB score keys of a strata block (read by the leaderboard).

@@ -1,39 +1,19 @@
-"""Strata of a dataset over a corpus structure: cluster weights and each judged query's stratum.
+"""Each judged query's stratum over a corpus structure (primary cluster, Δ, J, bins).
 
-* :func:`cluster_weights` — m_d(c) of every corpus document, from the structure artifact;
-* :func:`strata_for_dataset` — each judged query's stratum (primary cluster, Δ, J, bins), with
-  the query entities taken from the artifact's own extractor (or given, e.g. precomputed and
-  bundled) and the document entities canonicalised; ``alignment="soft"`` matches entities by
-  embedding (cosine ≥ τ).
-
-Definitions (ours): :mod:`mteb_stratified.core.strata`.
+:func:`strata_for_dataset` takes the query entities from the artifact's own extractor (or given,
+e.g. precomputed and bundled) and canonicalises the document entities; ``alignment="soft"``
+matches entities by embedding (cosine ≥ τ).  Definitions (ours): :mod:`mteb_stratified.core.strata`.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from ..core import Bins, ClusterWeights, InputError, QueryStrata, stratify
+from ..core import Bins, InputError, QueryStrata, stratify
+from .bins import SOFT_TAU, check_alignment, corpus_bins
+from .weights import cluster_weights
 
-__all__ = ["ALIGNMENTS", "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset"]
-
-#: J variants: the exact Jaccard, or the soft one by embedding matching (cosine ≥ τ).
-ALIGNMENTS = ("exact", "soft")
-#: Default τ of the soft J (cosine between MiniLM entity embeddings).
-SOFT_TAU = 0.8
-
-
-def cluster_weights(artifact, doc_ids) -> ClusterWeights:
-    """m_d(c) of every corpus document (documents without clustered entities get empty rows)."""
-    return ClusterWeights.from_dict(artifact.doc_cluster_weights, artifact.n_clusters,
-                                    doc_ids=list(doc_ids))
-
-
-def check_alignment(alignment: str) -> str:
-    if alignment not in ALIGNMENTS:
-        raise InputError(f"unknown alignment {alignment!r}",
-                         fix=f"use one of {', '.join(ALIGNMENTS)}")
-    return alignment
+__all__ = ["strata_for_dataset"]
 
 
 def _entity_vectors(artifact, names) -> dict:
@@ -69,8 +49,6 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
         artifact.check_corpus(corpus)
     weights = cluster_weights(artifact, corpus)
     if bins is None:
-        from .bins import corpus_bins
-
         bins = corpus_bins(artifact, weights, alignment=alignment)
     qids = [q for q in dataset.qrels if q in dataset.queries]
     if query_entities is None:

@@ -125,7 +125,7 @@ class StructureArtifact:
 
     def _get_extractor(self):
         if self._extractor is None:
-            from .extractors import make_extractor
+            from .registry import make_extractor
             info = self.metadata["extractor"]
             params = dict(info.get("init_params", {}))
             self._extractor = make_extractor(info["kind"], **params)
@@ -141,8 +141,7 @@ class StructureArtifact:
 
     def extract_entities_batch(self, texts) -> list[set[str]]:
         """:meth:`extract_entities` for many texts at once (one extractor pass)."""
-        from .normalise import find_abbreviations
-        from .pipeline import normalise_entities
+        from .normalise import find_abbreviations, normalise_entities
         texts = list(texts)
         raw = self._get_extractor().extract(texts)
         corpus_abbreviations = self.metadata.get("abbreviations", {})

@@ -13,7 +13,7 @@ Offline extractors (no network, no API key, deterministic):
 * :class:`KeyBERTExtractor` (``"keybert"``): KeyBERT key phrases scored with the packaged
   MiniLM; kept for comparison.
 
-The LLM extractor lives in :mod:`.llm`.
+The LLM extractor lives in :mod:`.llm`; extractors are found by name in :mod:`.registry`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from .._optional import install_hint, require
 
-__all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor",
-           "make_extractor", "OFFLINE_EXTRACTORS"]
+__all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor"]
 
 DESCRIPTION_CHARS = 240
 
@@ -170,21 +169,3 @@ class KeyBERTExtractor:
                 entities.append(Entity(phrase, _clip(sentence)))
             out.append(entities)
         return out
-
-
-OFFLINE_EXTRACTORS = {"offline": SpacyNounChunkExtractor, "spacy": SpacyNounChunkExtractor,
-                      "keybert": KeyBERTExtractor}
-
-
-def make_extractor(name: str, **params) -> EntityExtractor:
-    """An extractor by name: ``offline`` (= ``spacy``), ``keybert`` or ``llm``."""
-    if name == "llm":
-        from .llm import LLMExtractor
-        return LLMExtractor(**params)
-    try:
-        cls = OFFLINE_EXTRACTORS[name]
-    except KeyError:
-        from ..core.errors import InputError
-        raise InputError(f"unknown extractor {name!r}",
-                         fix="choose one of: offline, spacy, keybert, llm") from None
-    return cls(**params)

@@ -115,8 +115,11 @@ class LeidenClustering:
         la = require("leidenalg", "structure")
         graph, w = self._as_graph(X, weights)
         n = graph.vcount()
-        if n == 0:
-            raise InputError("the graph has no vertices", fix="extract entities first")
+        if n == 0:  # nothing to cluster: a fitted, empty partition
+            self.labels_ = self.sizes_ = np.zeros(0, dtype=np.int64)
+            self.n_clusters_, self.n_batches_ = 0, 0
+            self.quality_ = self.modularity_ = 0.0
+            return self
         kind = (la.RBConfigurationVertexPartition if self.objective == "modularity"
                 else la.CPMVertexPartition)
         split = self.split_above is not None and n > self.split_above and graph.ecount() > 0

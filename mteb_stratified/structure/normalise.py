@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["normalise_name", "find_abbreviations", "singular", "STOP_WORDS", "NORMALISER_VERSION"]
+__all__ = ["normalise_name", "normalised_names", "normalise_entities", "find_abbreviations",
+           "singular", "STOP_WORDS", "NORMALISER_VERSION"]
 
 #: Bumped whenever a rule changes: stored in the artifact metadata.
 NORMALISER_VERSION = "1"
@@ -164,3 +165,25 @@ def normalise_name(name: str, abbreviations: dict[str, str] | None = None, *,
     if len(out) < min_chars or _NUMERIC.match(out) or all(w in STOP_WORDS for w in words):
         return None
     return out
+
+
+def normalised_names(raw, abbreviations: dict, *, min_chars: int = 3,
+                     max_words: int = 6) -> dict:
+    """``{normalised name: description}`` of raw entities, in order of first occurrence (the
+    first description of a name is kept).  Documents (the pipeline) and queries (the
+    artifact's extractor) go through exactly this."""
+    seen: dict = {}
+    for ent in raw:
+        name = normalise_name(ent.name, abbreviations, min_chars=min_chars, max_words=max_words)
+        if name is not None and name not in seen:
+            seen[name] = ent.description
+    return seen
+
+
+def normalise_entities(raw, abbreviations: dict, params: dict, stop=()) -> list[str]:
+    """Distinct normalised names of raw entities (minus ``stop``), in order of first occurrence;
+    ``params`` holds the pipeline's ``min_chars`` and ``max_words``."""
+    names = normalised_names(raw, abbreviations, min_chars=params.get("min_chars", 3),
+                             max_words=params.get("max_words", 6))
+    stop = set(stop)
+    return [n for n in names if n not in stop]

@@ -35,9 +35,9 @@ import numpy as np
 from ..core.errors import InputError
 from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .fingerprint import corpus_fingerprint, doc_text
-from .normalise import NORMALISER_VERSION, find_abbreviations, normalise_name
+from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
 
-__all__ = ["StructureConfig", "build_structure", "normalise_entities", "BuildReport"]
+__all__ = ["StructureConfig", "build_structure", "BuildReport"]
 
 
 @dataclass(frozen=True)
@@ -97,18 +97,6 @@ class BuildReport:
     resumed_docs: int = 0
     extracted_docs: int = 0
     reused: bool = False
-
-
-def normalise_entities(raw, abbreviations: dict, params: dict, stop=()) -> list[str]:
-    """Distinct normalised names of raw entities (minus ``stop``), in order of first occurrence."""
-    seen: dict = {}
-    for ent in raw:
-        name = normalise_name(ent.name, abbreviations, min_chars=params.get("min_chars", 3),
-                              max_words=params.get("max_words", 6))
-        if name is not None and name not in seen:
-            seen[name] = ent.description
-    stop = set(stop)
-    return [n for n in seen if n not in stop]
 
 
 def _hash(obj) -> str:
@@ -217,12 +205,8 @@ def _extract(texts: dict, extractor, cfg: StructureConfig, work: str | None, pro
         rows = []
         for i, (doc_id, ents) in enumerate(zip(chunk, raw)):
             abbreviations = find_abbreviations(texts[doc_id])
-            names: dict = {}
-            for ent in ents:
-                name = normalise_name(ent.name, abbreviations, min_chars=cfg.min_chars,
-                                      max_words=cfg.max_words)
-                if name is not None and name not in names:
-                    names[name] = ent.description
+            names = normalised_names(ents, abbreviations, min_chars=cfg.min_chars,
+                                     max_words=cfg.max_words)
             row = {"doc_id": doc_id, "entities": [[n, names[n]] for n in names],
                    "n_raw": len(ents), "abbreviations": abbreviations}
             if i in failures:
@@ -265,7 +249,8 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     With ``out``, extraction is checkpointed under ``out/.work`` and a rerun resumes; a
     finished artifact with the same settings and corpus is loaded instead of rebuilt.
     """
-    from .extractors import EntityExtractor, make_extractor
+    from .extractors import EntityExtractor
+    from .registry import make_extractor
     from .graph import knn_edges, merge_near_duplicates, to_igraph
     from .labels import cluster_top_entities, within_cluster_strength
     from .leiden import LeidenClustering
@@ -363,12 +348,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     leiden = LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=cfg.seed,
                               n_iterations=cfg.n_iterations, split_above=cfg.leiden_split_above,
                               batch_size=cfg.leiden_batch_size)
-    if n_nodes:
-        leiden.fit(graph)
-    else:  # nothing to cluster
-        leiden.labels_, leiden.sizes_ = np.zeros(0, np.int64), np.zeros(0, np.int64)
-        leiden.n_clusters_, leiden.modularity_, leiden.quality_ = 0, 0.0, 0.0
-        leiden.n_batches_ = 0
+    leiden.fit(graph)  # an empty graph gives an empty partition
     labels = leiden.labels_.copy()
     big = np.flatnonzero(leiden.sizes_ >= cfg.min_cluster_size)  # ids are by size descending
     remap = np.full(leiden.n_clusters_, -1, dtype=np.int64)

@@ -328,3 +328,14 @@ def test_proportional_weights_give_the_pooled_mean():
     eq = StratifiedDesign.from_labels(np.repeat(np.arange(4), 10), None)
     y = rng.random(40)
     assert stratified_estimates(y, eq)["macro"].estimate == pytest.approx(y.mean())
+
+
+def test_stratum_table_interval_is_a_confidence_interval():
+    from mteb_stratified.core import ConfidenceInterval
+
+    d = StratifiedDesign.from_labels([0, 0, 1, 1, 1], {0: 0.5, 1: 0.5})
+    table = per_stratum(np.array([0.1, 0.3, 0.5, 0.6, 0.7]), d)
+    ci = table.confidence_interval()
+    assert isinstance(ci, ConfidenceInterval) and ci.low.shape == (2,)
+    low, high = ci
+    assert np.all(low <= table.mean) and np.all(table.mean <= high)

@@ -237,3 +237,11 @@ def test_tie_audit_and_truncated_flag_reference(batch, ks, whole, chunk):
         assert got.keys() == want.keys()
         for key in want:
             assert got[key] == pytest.approx(want[key], abs=1e-12), (k, key, got, want)
+
+
+def test_confidence_interval_unpacks_like_scipys():
+    from mteb_stratified.core import ConfidenceInterval
+
+    lo, hi = ConfidenceInterval(0.1, 0.4)
+    assert (lo, hi) == (0.1, 0.4) and ConfidenceInterval(0.1, 0.4)[1] == 0.4
+    assert tuple(ConfidenceInterval(0.1, 0.4)) == (0.1, 0.4)

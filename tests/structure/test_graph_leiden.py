@@ -313,3 +313,12 @@ def test_leiden_split_recovers_planted_components_and_respects_split_above():
 def test_leiden_rejects_bad_split_parameters(kw, match):
     with pytest.raises(InputError, match=match):
         LeidenClustering(**kw).fit(_two_cliques())
+
+
+def test_leiden_on_an_empty_graph_is_a_fitted_empty_partition():
+    """fit() on a graph with no vertices returns a fitted estimator with no clusters (the
+    pipeline used to fake this state from outside)."""
+    from mteb_stratified.structure.leiden import LeidenClustering
+
+    est = LeidenClustering(seed=0).fit(igraph.Graph(0))
+    assert est.n_clusters == 0 and est.labels_.shape == (0,) and est.modularity_ == 0.0

@@ -8,18 +8,22 @@ that imported them), rebinds ``TASK_LIST`` and sets the classes on ``mteb.tasks`
 registry finds them too.  The auto-load hook (``plugins/_mteb_stratified_autoload.py``) calls it
 right after ``import mteb``; ``mteb-stratified mteb ...`` calls it before handing over to
 mteb's CLI.
+
+**The one import circle of the package** (``tests/test_import_graph.py`` allows no other): this
+module imports :mod:`.tasks` and :mod:`.models` to register them, and those two import
+:func:`complete_deferred` from here at their end, because ``import mteb`` may run while one of
+them is half-initialised (our module imported first, then mteb's own import triggers the hook):
+registration is then deferred until both modules are complete.  The price of mteb having no
+entry points; it stays inside these three modules.
 """
 
 from __future__ import annotations
 
 __all__ = ["register", "try_register", "is_registered", "complete_deferred"]
 
-_DONE = False
-
 
 def register(*, tasks: bool = True, models: bool = True) -> None:
     """Add StratifiedNFCorpus/FiQA/SciDocs and the packaged MiniLM (fp32, bf16) to mteb."""
-    global _DONE
     from importlib import import_module
 
     # `import mteb.get_tasks as gt` would give the function mteb.get_tasks, not the module
@@ -51,7 +55,6 @@ def register(*, tasks: bool = True, models: bool = True) -> None:
 
         for meta in model_metas():
             MODEL_REGISTRY[meta.name] = meta
-    _DONE = True
 
 
 def is_registered() -> bool:

@@ -82,7 +82,6 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
                for q, d in results.items()}
     top_k = getattr(task, "_top_k", max(task.k_values))
     result = tie_aware_evaluation(qrels, run, task.k_values, exact_depth=exact, depth=top_k)
-    task.last_tie_result = result
     base.update(tie_aware_scores(result, task.k_values, top_k=top_k, run=run))
     base.update(strata_scores(result, getattr(task, "query_strata", None), task.metadata.main_score))
     block = bundled_strata_block(task, result, hf_split)
@@ -188,7 +187,6 @@ class TieAwareRetrievalMixin:
     query_strata: Mapping[str, str] | None = None
     _tie_prediction_folder: Path | None = None
     _tie_exact_used: bool = False
-    last_tie_result = None  # the core EvaluationResult of the last split evaluated
 
     def _evaluate_subset(self, model, data_split, *, prediction_folder=None, **kwargs: Any):
         self._tie_prediction_folder = Path(prediction_folder) if prediction_folder else None
@@ -335,16 +333,6 @@ class LocalBeirRetrieval(TieAwareRetrievalMixin, AbsTaskRetrieval):
     def _post_load(self, num_proc) -> None:
         self.dataset_transform(num_proc=num_proc)
         self.data_loaded = True
-
-
-_NFCORPUS_CITATION = r"""
-@inproceedings{boteva2016,
-  author = {Boteva, Vera and Gholipour, Demian and Sokolov, Artem and Riezler, Stefan},
-  title = {A Full-Text Learning to Rank Dataset for Medical Information Retrieval},
-  booktitle = {Proceedings of the 38th European Conference on Information Retrieval (ECIR)},
-  year = {2016},
-}
-"""
 
 
 def _stratified_metadata(stock_name: str, name: str, description: str, dataset: dict) -> TaskMetadata:
