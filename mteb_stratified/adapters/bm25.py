@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require
+from .._optional import require
+from ..io.corpus_text import doc_text
 
 __all__ = ["bm25_run"]
 
@@ -24,8 +25,7 @@ def bm25_run(corpus: dict, queries: dict, *, depth: int = 1000, k1: float = 1.5,
     """
     bm25s = require("bm25s", "bm25")
     doc_ids = list(corpus)
-    texts = [(corpus[d].get("title", "") + " " + corpus[d].get("text", "")).strip()
-             for d in doc_ids]
+    texts = [doc_text(corpus[d], style="beir") for d in doc_ids]
     retriever = bm25s.BM25(k1=k1, b=b)
     retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False),
                     show_progress=False)

@@ -48,6 +48,7 @@ import numpy as np
 from ..core import InputError, cell_coverage, cluster_coverage, stratify
 from ..core.coverage import DEFAULT_N_MIN, check_n_min
 from ..core.cells import GRID, CellGrid
+from ..io.corpus_text import doc_text
 from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
 
@@ -307,10 +308,6 @@ class _Seeds:
 # ---------------------------------------------------------------------------------------------
 # the loop
 # ---------------------------------------------------------------------------------------------
-def _doc_text(doc: dict) -> str:
-    return (doc.get("title", "") + ". " + doc.get("text", "")).strip(". ").strip()
-
-
 def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
                      verifier: Verifier, pooler, config: GenerationConfig | None = None,
                      calls=None, log=None) -> GenerationResult:
@@ -433,7 +430,7 @@ def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_e
     """One candidate: write, pool, judge, verify.  Fills ``record``; returns the landed cell
     codes when accepted, else None."""
     corpus = dataset.corpus
-    query, raw = writer.write(target, [(d, _doc_text(corpus[d])) for d in seed_ids],
+    query, raw = writer.write(target, [(d, doc_text(corpus[d])) for d in seed_ids],
                               record["terms"])
     record["raw"] = (raw or "")[:500]
     if not query:
@@ -445,7 +442,7 @@ def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_e
         return None
     pooled = pooler.pool(query, seed_ids)
     record["pool"] = pooled
-    grades = judge.judge(query, [(d, _doc_text(corpus[d])) for d in pooled["pool"]])
+    grades = judge.judge(query, [(d, doc_text(corpus[d])) for d in pooled["pool"]])
     record["judgements"] = grades
     qrels = {d: g for d, g in grades.items() if g is not None and g >= cfg.level}
     if not qrels:
@@ -468,7 +465,7 @@ def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_e
         record.update(status="rejected", reason="wrong_cell")
         return None
     rel_docs = sorted(qrels, key=lambda x: (-qrels[x], x))
-    verdict = verifier.verify(query, [(x, _doc_text(corpus[x])) for x in rel_docs])
+    verdict = verifier.verify(query, [(x, doc_text(corpus[x])) for x in rel_docs])
     record["verifier"] = verdict
     if verdict.get("well_formed") is None or verdict.get("answerable") is None:
         record.update(status="rejected", reason="verifier_no_answer")

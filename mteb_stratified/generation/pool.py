@@ -14,12 +14,9 @@ import os
 import numpy as np
 
 from .._optional import require
+from ..io.corpus_text import doc_text
 
 __all__ = ["Pooler"]
-
-
-def _text(doc: dict) -> str:
-    return (doc.get("title", "") + " " + doc.get("text", "")).strip()
 
 
 class Pooler:
@@ -29,7 +26,7 @@ class Pooler:
                  dense: bool = True, model: str | None = None, cache_dir: str | None = None):
         self.ids = sorted(corpus)
         self.k_bm25, self.k_dense, self.max_pool = int(k_bm25), int(k_dense), int(max_pool)
-        texts = [_text(corpus[d]) for d in self.ids]
+        texts = [doc_text(corpus[d], style="beir") for d in self.ids]
         bm25s = require("bm25s", "bm25")
         self._bm25s = bm25s
         self._bm25 = bm25s.BM25()

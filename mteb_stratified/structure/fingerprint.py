@@ -1,21 +1,20 @@
-"""Corpus fingerprint: a hash of every document id, title and text (order-independent)."""
+"""Hashes: the corpus fingerprint (every document id, title and text, order-independent) and
+the short settings hash of checkpoints and artifacts."""
 
 from __future__ import annotations
 
 import hashlib
 
-__all__ = ["corpus_fingerprint", "doc_text", "text_hash"]
+from ..io.corpus_text import doc_text
+
+__all__ = ["corpus_fingerprint", "doc_text", "text_hash", "settings_hash"]
 
 
-def doc_text(doc) -> str:
-    """The text a document is extracted from: ``title. text`` (either may be empty)."""
-    if isinstance(doc, str):
-        return doc.strip()
-    title = str(doc.get("title", "") or "").strip()
-    text = str(doc.get("text", "") or "").strip()
-    if title and text:
-        return f"{title}. {text}" if title[-1] not in ".!?" else f"{title} {text}"
-    return title or text
+def settings_hash(obj) -> str:
+    """A short, stable hash of JSON-able settings (checkpoint and artifact keys)."""
+    import json
+
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def text_hash(text: str) -> str:

