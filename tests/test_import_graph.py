@@ -17,6 +17,7 @@ LAYERS = {
     "core": 0, "_optional": 0,
     "naming": 1,
     "io": 2,
+    "llm": 2.5,
     "structure": 3, "api": 3, "__init__": 3.5,  # the package facade re-exports api and core
     "stratification": 4,
     "report": 5, "generation": 5,

@@ -1,7 +1,8 @@
 """``mteb-stratified``: a thin front end. Each subcommand lives in its own module.
 
-Bad input (:class:`InputError`, a missing file, a missing optional extra) prints one clear
-message and exits with status 2, without a traceback.
+Bad input (:class:`InputError`, a missing file, a missing optional extra) and a server that did
+not answer (:class:`EndpointError`: down, overloaded, refusing) print one clear message and
+exit with status 2, without a traceback.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from ..core.errors import InputError
+from ..core.errors import EndpointError, InputError
 
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
 SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except InputError as exc:
+    except (InputError, EndpointError) as exc:  # bad input / a server that did not answer
         print(f"mteb-stratified {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:

@@ -4,7 +4,7 @@ Nothing here imports torch, mteb, igraph or any other heavy package; a test enfo
 """
 
 from .arrays import RankingArrays, from_dicts, from_matrices
-from .errors import InputError
+from .errors import EndpointError, EndpointUnreachable, InputError
 from .evaluate import IDEALS, OBLIVIOUS_ORDERS, evaluate_arrays, evaluate_matrices
 from .measures import AP, MEASURE_NAMES, RR, Measure, P, R, Success, nDCG, parse_measure, parse_measures
 from .results import ConfidenceInterval, EvaluationResult, MeasureResult, TieAwareValue
@@ -16,7 +16,7 @@ from .estimators import (Estimate, PairedComparison, StratifiedDesign, StratumTa
 from .coverage import DEFAULT_N_MIN, Coverage, Gap, cell_coverage, cluster_coverage, strata_coverage
 from .stability import StabilityReport, decision_stability
 
-__all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "evaluate_arrays",
+__all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "EndpointError", "EndpointUnreachable", "evaluate_arrays",
            "evaluate_matrices", "evaluate_dicts", "IDEALS", "OBLIVIOUS_ORDERS", "Measure",
            "parse_measure", "parse_measures", "MEASURE_NAMES", "nDCG", "RR", "R", "P", "AP",
            "Success", "EvaluationResult", "MeasureResult", "TieAwareValue", "ConfidenceInterval",

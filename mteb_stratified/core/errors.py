@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "EndpointError", "EndpointUnreachable"]
 
 
 class InputError(ValueError):
@@ -28,3 +28,24 @@ class InputError(ValueError):
         if self.fix:
             text += f"\n  fix: {self.fix}"
         return text
+
+
+class EndpointError(Exception):
+    """A server the user pointed at (an LLM endpoint) did not do its part: it refused, kept
+    failing or could not be reached.  Not bad input: the message says what happened and how to
+    check the server.  The CLI prints it and exits with status 2, without a traceback.
+
+    ``str(err)`` reads ``"<endpoint>: <message> (check: <check>)"``.
+    """
+
+    def __init__(self, message: str, *, endpoint: str | None = None,
+                 check: str | None = None) -> None:
+        self.message, self.endpoint, self.check = message, endpoint, check
+        text = (f"{endpoint}: " if endpoint else "") + message
+        if check:
+            text += f"\n  check: {check}"
+        super().__init__(text)
+
+
+class EndpointUnreachable(EndpointError):
+    """No answer at all: connection refused, DNS failure, timeouts on every try."""

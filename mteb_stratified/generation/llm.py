@@ -1,32 +1,32 @@
 """LLM query writer, relevance judge and answerability verifier over one cached, budgeted client.
 
 All three talk to any OpenAI-compatible chat endpoint through
-:class:`~mteb_stratified.structure.llm.ChatEndpoint` (retries with backoff on 429, timeouts, cut
-connections, 5xx and malformed bodies; token and cost accounting) and share a
-:class:`BudgetedCalls`:
+:class:`mteb_stratified.llm.ChatEndpoint` (retries with backoff on 429, timeouts, cut
+connections, 5xx and malformed bodies; an unreachable server is an
+:class:`~mteb_stratified.core.errors.EndpointUnreachable`; token and cost accounting) and share
+a :class:`BudgetedCalls`:
 
-* **persistent cache** — SQLite, keyed by sha256 of (model, prompt version, call kind, the
-  messages, max_tokens, temperature); every answer is committed as soon as it arrives, so a
-  crash (even SIGKILL) loses at most the request in flight and a rerun repeats no finished call;
+* **persistent cache** — the ``calls`` table of :class:`mteb_stratified.llm.AnswerCache`, keyed
+  by sha256 of (model, prompt version, call kind, the messages, max_tokens, temperature); every
+  answer is committed as soon as it arrives, so a crash (even SIGKILL) loses at most the
+  request in flight and a rerun repeats no finished call;
 * **budget** in calls and tokens — counted over *logical* calls (answered from the cache or
   not), so a resumed run stops at exactly the point an uninterrupted run would; the paid calls
   (sent to the server) and their cost are reported separately;
-* **JSON answers** — parsed with :func:`~mteb_stratified.structure.llm.repair_json`; an answer
-  with no usable JSON is re-asked once (that is a call too).
+* **JSON answers** — parsed with :func:`mteb_stratified.llm.repair_json`; an answer with no
+  usable JSON is re-asked once through :func:`mteb_stratified.llm.ask_json` (that is a call
+  too).
 
 Prompts are versioned (:data:`PROMPT_VERSION`); changing one changes every cache key.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..core.errors import InputError
-from ..structure.llm import ChatEndpoint, open_cache_db, repair_json
+from ..llm import DEFAULT_REASK, AnswerCache, ChatEndpoint, ask_json, cache_key, repair_json
 
 __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
@@ -86,49 +86,24 @@ VERIFY_EXAMPLE = [
                                 "in older women."},
     {"role": "assistant", "content": '{"well_formed": true, "answerable": true}'},
 ]
-REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
+REASK = DEFAULT_REASK
 
 
 class BudgetExhausted(Exception):
     """The call or token budget is spent (a normal stop, not an error)."""
 
 
-class CallCache:
-    """SQLite cache of chat answers: ``key → (kind, content, prompt_tokens, completion_tokens)``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = open_cache_db(path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, "
-                                       "kind TEXT, content TEXT, prompt_tokens INTEGER, "
-                                       "completion_tokens INTEGER)")
-
-    def get(self, key: str) -> tuple | None:
-        with self._lock:
-            return self._db.execute("SELECT content, prompt_tokens, completion_tokens FROM calls "
-                                    "WHERE key = ?", (key,)).fetchone()
-
-    def put(self, key: str, kind: str, content: str, pt: int, ct: int) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?)",
-                             (key, kind, content, pt, ct))
-            self._db.commit()
-
-    def count(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+def CallCache(path: str) -> AnswerCache:
+    """The generator's cache: the ``calls`` table of an :class:`~mteb_stratified.llm.AnswerCache`."""
+    return AnswerCache(path, table="calls")
 
 
-class GenerationEndpoint(ChatEndpoint):
+def GenerationEndpoint(base_url: str | None = None, model: str | None = None,
+                       api_key: str | None = None, **kwargs) -> ChatEndpoint:
     """The chat endpoint of the query generator (its errors suggest generator options)."""
-
-    alternative = "point --base-url at a running OpenAI-compatible server (vLLM, OpenAI, " \
-                  "transformers serve)"
-    what = "the query generator"
+    return ChatEndpoint(base_url, model, api_key, what="the query generator",
+                        alternative="point --base-url at a running OpenAI-compatible server "
+                                    "(vLLM, OpenAI, transformers serve)", **kwargs)
 
 
 @dataclass
@@ -143,7 +118,7 @@ class _Tally:
 class BudgetedCalls:
     """Cached chat calls under a budget of ``max_calls`` logical calls and ``max_tokens`` tokens."""
 
-    def __init__(self, endpoint: ChatEndpoint, cache: CallCache | None, *, max_calls: int,
+    def __init__(self, endpoint: ChatEndpoint, cache: AnswerCache | None, *, max_calls: int,
                  max_tokens: int | None = None, progress=None) -> None:
         if int(max_calls) < 1:
             raise InputError(f"the budget must allow at least one call, got {max_calls}",
@@ -163,9 +138,8 @@ class BudgetedCalls:
         return self.max_calls - self.tally.calls
 
     def key(self, kind: str, messages: list, max_tokens: int) -> str:
-        blob = json.dumps([self.endpoint.model, PROMPT_VERSION, kind, messages, max_tokens,
-                           self.endpoint.temperature], ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return cache_key([self.endpoint.model, PROMPT_VERSION, kind, messages, max_tokens,
+                          self.endpoint.temperature])
 
     def chat(self, kind: str, messages: list, *, max_tokens: int) -> str:
         if self.tally.calls >= self.max_calls:
@@ -175,12 +149,14 @@ class BudgetedCalls:
         key = self.key(kind, messages, max_tokens)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            content, pt, ct = hit
+            content, pt, ct = hit["content"], hit["prompt_tokens"], hit["completion_tokens"]
             self.tally.cached_calls += 1
         else:
-            content, pt, ct = self.endpoint._call(messages, max_tokens=max_tokens)
+            done = self.endpoint.chat(messages, max_tokens=max_tokens)
+            content, pt, ct = done.content, done.prompt_tokens, done.completion_tokens
             if self.cache is not None:
-                self.cache.put(key, kind, content, pt, ct)
+                self.cache.put(key, {"content": content}, kind=kind, prompt_tokens=pt,
+                               completion_tokens=ct)
             self.tally.paid_calls += 1
         self.tally.calls += 1
         self.tally.tokens += int(pt) + int(ct)
@@ -190,14 +166,15 @@ class BudgetedCalls:
 
     def chat_json(self, kind: str, messages: list, *, max_tokens: int):
         """``(parsed JSON or None, raw answer)``; one re-ask when the answer holds no JSON."""
-        content = self.chat(kind, messages, max_tokens=max_tokens)
-        data = repair_json(content or "")
-        if data is None:
+        def call(msgs, attempt):
+            return self.chat(kind if attempt == 0 else kind + "-reask", msgs,
+                             max_tokens=max_tokens)
+
+        def reasked():
             self.tally.reasks += 1
-            messages = messages + [{"role": "assistant", "content": content or ""},
-                                   {"role": "user", "content": REASK}]
-            content = self.chat(kind + "-reask", messages, max_tokens=max_tokens)
-            data = repair_json(content or "")
+
+        data, content, _ = ask_json(call, messages, parse=repair_json, reask=REASK,
+                                    on_reask=reasked)
         return data, content
 
     def usage(self) -> dict:

@@ -118,6 +118,9 @@ def test_unreachable_endpoint_is_a_clear_error(tmp_path):
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
     ex = _extractor(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=2, timeout=2)
-    with pytest.raises(InputError, match="kept failing") as err:
+    from mteb_stratified.core.errors import EndpointUnreachable
+
+    # not InputError: the user's input is fine, the server is not there
+    with pytest.raises(EndpointUnreachable, match="kept failing") as err:
         ex.extract(["doc"])
     assert "--base-url" in str(err.value) and "rerun to resume" in str(err.value)

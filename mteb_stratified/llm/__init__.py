@@ -1,0 +1,23 @@
+"""One transport for every LLM call: endpoint (retries, error mapping, usage), the OpenAI
+provider, one answer cache and the JSON repair.
+
+Layer: above :mod:`mteb_stratified.io`, below :mod:`mteb_stratified.structure` (the LLM entity
+extractor) and :mod:`mteb_stratified.generation` (query writer, judge, verifier).
+
+* :mod:`.endpoint` — :class:`ChatEndpoint` and :func:`ask_json` (the one re-ask path);
+* :mod:`.transport` — what a provider returns and raises;
+* :mod:`.openai_provider` — the OpenAI-compatible provider (the default);
+* :mod:`.cache` — :class:`AnswerCache`, the one crash-safe SQLite cache;
+* :mod:`.json_repair` — :func:`repair_json`.
+
+To add a provider: implement ``complete(...)`` as :mod:`.openai_provider` does and pass it as
+``ChatEndpoint(provider=...)``.
+"""
+
+from .cache import AnswerCache, cache_key
+from .endpoint import DEFAULT_REASK, ChatEndpoint, ask_json
+from .json_repair import repair_json
+from .transport import Completion, Permanent, Refused, Transient
+
+__all__ = ["AnswerCache", "cache_key", "ChatEndpoint", "ask_json", "DEFAULT_REASK",
+           "repair_json", "Completion", "Permanent", "Refused", "Transient"]
