@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import InputError
+from .per_query import PerQuery
 from .rng import as_generator
 from .results import ConfidenceInterval
 from .strata import QueryStrata, check_scheme, mass_array
@@ -521,9 +522,13 @@ def _replace(e: Estimate, **kw) -> Estimate:
 def _columns(values, design: StratifiedDesign) -> tuple[list | None, np.ndarray]:
     """(keys or None, (Q, K) array) from per-query values or a mapping ``{key: per-query values}``.
 
-    A mapping whose values are scalars is ``{qid: value}``; one whose values are arrays or
-    mappings is ``{key: per-query values}`` (e.g. expected/min/max/oblivious/bias).
+    A :class:`~.per_query.PerQuery` is aligned to the design once (no per-key work).  A mapping
+    whose values are scalars is ``{qid: value}``; one whose values are arrays or mappings is
+    ``{key: per-query values}`` (e.g. expected/min/max/oblivious/bias).
     """
+    if isinstance(values, PerQuery):
+        pq = values.aligned(design)
+        return list(pq.keys), np.ascontiguousarray(pq.values.T)
     if isinstance(values, Mapping) and values:
         first = next(iter(values.values()))
         if isinstance(first, Mapping) or np.ndim(first) > 0:
@@ -619,7 +624,7 @@ def _rao_wu_means(X: np.ndarray, design: StratifiedDesign, n_resamples: int,
 
 def stratified_bootstrap(values, design: StratifiedDesign, *, n_resamples: int = 2000,
                          rng=None, seed: int | None = None, singleton: str = "pooled",
-                         chunk_elems: int = 1 << 20) -> dict:
+                         chunk_elems: int = 1 << 20, analytic: dict | None = None) -> dict:
     """Rao–Wu rescaling bootstrap (m_h = n_h − 1) of every estimator (module docstring).
 
     Returns ``{"pooled", "macro", "post_stratified": Estimate}`` with ``replicates`` (percentile
@@ -632,7 +637,9 @@ def stratified_bootstrap(values, design: StratifiedDesign, *, n_resamples: int =
     elements, buffers reused), gathered with ``np.take`` and summed per stratum with
     ``np.add.reduceat``; no Python loop over strata or single resamples.  ``rng``: a
     ``numpy.random.Generator`` (or a seed for one); ``seed``: an int; not both.
-    Deterministic for a given seed, whatever ``chunk_elems``.
+    Deterministic for a given seed, whatever ``chunk_elems``.  ``analytic``: the
+    :func:`stratified_estimates` of the same values and design, when already computed (the point
+    estimates are not computed again).
     """
     if int(n_resamples) < 2:
         raise InputError("n_resamples must be ≥ 2", fix="e.g. n_resamples=2000")
@@ -640,7 +647,10 @@ def stratified_bootstrap(values, design: StratifiedDesign, *, n_resamples: int =
     keys, X = _columns(values, design)
     if X.shape[0] == 0:
         raise InputError("no queries to bootstrap", fix="stratify at least one query")
-    points = [_estimates(X[:, k], design, singleton, "t") for k in range(X.shape[1])]
+    if analytic is not None:
+        points = [analytic] if keys is None else [analytic[k] for k in keys]
+    else:
+        points = [_estimates(X[:, k], design, singleton, "t") for k in range(X.shape[1])]
     reps = _rao_wu_means(X, design, int(n_resamples), gen, singleton, chunk_elems)
     H = design.n_covered
     n = design.counts[:H].astype(np.float64)
@@ -709,15 +719,16 @@ def tie_aware_values(result) -> dict:
     """
     vals = getattr(result, "values", result)
     try:
-        out = {k: np.asarray(vals[k], dtype=np.float64) for k in ("expected", "min", "max",
-                                                                    "oblivious")}
+        cols = {k: np.asarray(vals[k], dtype=np.float64) for k in ("expected", "min", "max",
+                                                                     "oblivious")}
     except KeyError as e:
         raise InputError(f"tie-aware values lack {e.args[0]!r}",
                          fix="pass a MeasureResult or a mapping with expected/min/max/oblivious"
                          ) from None
-    out["range"] = out["max"] - out["min"]
-    out["bias"] = out["oblivious"] - out["expected"]
+    cols["range"] = cols["max"] - cols["min"]
     queries = getattr(result, "queries", None)
+    pq = PerQuery.from_columns(queries if queries is not None else range(len(cols["expected"])),
+                               cols)
     if queries is not None:
-        return {k: dict(zip(queries, v.tolist())) for k, v in out.items()}
-    return out
+        return {k: pq[k] for k in pq}
+    return {k: np.array(pq.column(k)) for k in pq}

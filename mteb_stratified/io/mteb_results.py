@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.per_query import PerQuery
 from ..naming import canonical_name
 
 __all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
@@ -204,9 +205,9 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
 
 def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = None,
                        subset: str | None = None, model: str | None = None,
-                       revision: str | None = None) -> dict:
-    """``{key: {qid: value}}`` (expected/min/max/oblivious and bias = oblivious − expected) of
-    one measure from a per-query CSV (columns ``[model, revision,] hf_subset, hf_split, qid,
+                       revision: str | None = None) -> PerQuery:
+    """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and bias
+    derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV (columns ``[model, revision,] hf_subset, hf_split, qid,
     measure, expected, min, max, oblivious, ...``), restricted to ``model``/``revision`` when
     the CSV records them."""
     path = os.fspath(path)
@@ -271,8 +272,7 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                              source=path, fix="give the per-query CSV of this model's run")
         raise InputError(f"no rows for measure {measure!r} (has: {', '.join(sorted(measures))})",
                          source=path, fix="pick one of the listed measures with --measure")
-    out["bias"] = {q: out["oblivious"][q] - v for q, v in out["expected"].items()}
-    return out
+    return PerQuery.from_mapping(out)  # bias derived there
 
 
 def check_matches_results(values: dict, task_result: dict, score_key: str, *, split: str,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from ..io.mteb_results import (PER_QUERY_KEYS, find_per_query, load_task_result,
-                               read_per_query_csv)
+from ..core.per_query import PerQuery
+from ..io.mteb_results import find_per_query, load_task_result, read_per_query_csv
 
 __all__ = ["read_per_query_csv", "find_per_query", "per_query_from_run", "per_query_from_dicts",
            "load_results_json"]
@@ -15,7 +15,7 @@ __all__ = ["read_per_query_csv", "find_per_query", "per_query_from_run", "per_qu
 load_results_json = load_task_result
 
 
-def per_query_from_run(qrels, run_path, measure: str = "nDCG@10") -> dict:
+def per_query_from_run(qrels, run_path, measure: str = "nDCG@10") -> PerQuery:
     """Evaluate a TREC run tie-aware (queries missing from the run score 0, ``trec_eval -c``)."""
     from ..io import read_run
 
@@ -24,15 +24,12 @@ def per_query_from_run(qrels, run_path, measure: str = "nDCG@10") -> dict:
 
 
 def per_query_from_dicts(qrels, run: dict, measure: str = "nDCG@10", *,
-                         run_name: str = "run") -> dict:
-    """``{key: {qid: value}}`` of a run dict evaluated tie-aware (missing queries score 0)."""
+                         run_name: str = "run") -> PerQuery:
+    """The per-query values of a run dict evaluated tie-aware (missing queries score 0)."""
     from ..core import from_dicts
     from ..core.evaluate import evaluate_arrays
 
     arrays, left_out = from_dicts(qrels, run, missing="zero", qrels_name="qrels",
                                   run_name=run_name)
     res = evaluate_arrays(arrays, [measure], left_out=left_out)
-    m = res[measure]
-    out = {k: dict(zip(res.queries, m.values[k].tolist())) for k in PER_QUERY_KEYS}
-    out["bias"] = {q: out["oblivious"][q] - v for q, v in out["expected"].items()}
-    return out
+    return PerQuery.from_result(res[measure])

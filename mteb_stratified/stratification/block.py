@@ -20,6 +20,7 @@ from ..core import (DEFAULT_N_MIN, InputError, QueryStrata, StratifiedDesign, de
                     per_stratum, strata_coverage, stratified_bootstrap, stratified_estimates)
 from ..core.chance import heterogeneity_test
 from ..core.coverage import check_n_min
+from ..core.per_query import PerQuery
 from ..core.strata import check_scheme
 from ..naming import mteb_key
 
@@ -42,22 +43,6 @@ def flat_strata_scores(block: dict, measure: str) -> dict:
     out.update(strata_msc=block["coverage"]["cluster"]["msc"],
                strata_scc=block["coverage"]["cluster"]["scc"],
                strata_uncovered_weight=block["uncovered_weight"])
-    return out
-
-
-def _values_by_key(per_query_values) -> dict:
-    """``{key: {qid: value}}`` from that shape or a plain ``{qid: value}`` (= expected)."""
-    if not isinstance(per_query_values, Mapping) or not per_query_values:
-        raise InputError("no per-query values", fix="pass {qid: value} or {key: {qid: value}}")
-    first = next(iter(per_query_values.values()))
-    if not isinstance(first, Mapping):
-        return {"expected": dict(per_query_values)}
-    out = {k: dict(v) for k, v in per_query_values.items()}
-    if "expected" not in out:
-        raise InputError("per-query values lack 'expected'",
-                         fix="pass {'expected': {qid: v}, 'min': ..., 'max': ..., ...}")
-    if "bias" not in out and "oblivious" in out:
-        out["bias"] = {q: out["oblivious"][q] - v for q, v in out["expected"].items()}
     return out
 
 
@@ -106,24 +91,22 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                        top_gaps: int = 20) -> dict:
     """The JSON-ready ``strata`` block of one system (see the module docstring).
 
-    ``per_query_values``: ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is
-    derived), or a plain ``{qid: value}`` taken as expected.
+    ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
+    ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is derived), or a plain
+    ``{qid: value}`` taken as expected.  The values are aligned to the strata once.
     """
     check_scheme(scheme)
     n_min = check_n_min(n_min)
-    vals = _values_by_key(per_query_values)
-    qids = list(vals["expected"])
-    for k, v in vals.items():
-        if set(v) != set(qids):
-            raise InputError(f"per-query {k!r} values cover other queries than 'expected'",
-                             fix="give every key the same query ids")
-    sub, not_evaluated = align_strata(strata, qids)
+    pq = PerQuery.from_mapping(per_query_values)
+    sub, not_evaluated = align_strata(strata, pq.queries)
+    evaluated = set(pq.queries)
     excluded = [{"qid": e.qid, "reason": e.reason} for e in strata.excluded]
-    excluded_evaluated = [e for e in excluded if e["qid"] in vals["expected"]]
+    excluded_evaluated = [e for e in excluded if e["qid"] in evaluated]
     mass = artifact.cluster_mass
     labels = artifact.cluster_labels
     design = StratifiedDesign.from_strata(sub, mass, scheme=scheme, cell_rule=cell_rule)
-    columns = {k: {q: vals[k][q] for q in sub.queries} for k in vals}
+    columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
+    expected = columns.column("expected")
 
     cov_cluster = strata_coverage(sub, mass, scheme="cluster", n_min=n_min, labels=labels)
     coverage = {"cluster": cov_cluster.to_dict(top_gaps)}
@@ -132,7 +115,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                                            labels=labels).to_dict(top_gaps)
 
     analytic = stratified_estimates(columns, design)
-    boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed)
+    boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed,
+                                analytic=analytic)
     estimates = {}
     for k in columns:
         estimates[k] = {"analytic": {e: _bounded(r.to_dict(confidence_level), k)
@@ -177,7 +161,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                  "n_queries": int(counts[c])} for c in range(C)]
     cells = []
     if sub.has_alignment:
-        exp = np.array([columns["expected"][q] for q in sub.queries])
+        exp = expected
         db, ab = sub.dispersion_bin, sub.alignment_bin
         for c in np.flatnonzero(counts).tolist():
             sel = sub.primary == c
@@ -191,7 +175,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                           "mean": [[_f(v) for v in row] for row in mean.tolist()]})
         cells.sort(key=lambda r: -r["n_queries"])
 
-    het = heterogeneity_test([columns["expected"][q] for q in design.queries], design.index,
+    het = heterogeneity_test(expected, design.index,
                              n_resamples=n_resamples, min_size=n_min, seed=seed).to_dict()
     for row in het["strata"]:
         lab = design.labels[int(row["stratum"])]
@@ -274,7 +258,7 @@ def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artif
                       scheme: str = "cluster", confidence_level: float = 0.95,
                       cell_rule: str = "proportional") -> dict:
     """Decision stability of ≥ 2 systems (expected values) on their shared stratified queries."""
-    exp = {s: _values_by_key(v)["expected"] for s, v in systems.items()}
+    exp = {s: PerQuery.from_mapping(v)["expected"] for s, v in systems.items()}
     if len(exp) < 2:
         raise InputError(f"decision stability needs ≥ 2 systems, got {len(exp)}",
                          fix="pass the results of two or more systems")

@@ -140,9 +140,9 @@ def bundled_strata_block(task, result, hf_split: str) -> dict | None:
     from mteb_stratified.stratification import stratified_summary
     from mteb_stratified.stratification.bundled import bundled_strata
 
-    m = result[STRATA_MEASURE]
-    values = {k: dict(zip(result.queries, m.values[k].tolist()))
-              for k in ("expected", "min", "max", "oblivious")}
+    from mteb_stratified.core.per_query import PerQuery
+
+    values = PerQuery.from_result(result[STRATA_MEASURE])
     try:
         artifact, strata = bundled_strata(name, hf_split)
         return stratified_summary(values, strata, artifact, measure=STRATA_MEASURE)
