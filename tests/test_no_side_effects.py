@@ -11,7 +11,8 @@ SUBPACKAGES = ["mteb_stratified", "mteb_stratified.core", "mteb_stratified.io",
                "mteb_stratified.stratification", "mteb_stratified.report",
                "mteb_stratified.generation", "mteb_stratified.adapters",
                "mteb_stratified.adapters.mteb", "mteb_stratified.adapters.precision",
-               "mteb_stratified.adapters.beir", "mteb_stratified.cli.main"]
+               "mteb_stratified.adapters.beir", "mteb_stratified.cli.main",
+               "mteb_stratified.llm", "mteb_stratified.testing"]
 
 PROBE = r"""
 import json, os, sys, logging
