@@ -1,6 +1,14 @@
-"""The numeric core: numpy/scipy only (tie groups, measures, tie-aware kernels, results).
+"""The numeric core: numpy/scipy only, the bottom layer (imports nothing above it).
 
-Nothing here imports torch, mteb, igraph or any other heavy package; a test enforces it.
+* tie-aware evaluation: ``measures`` (Measure value objects), ``arrays`` (padded ranking
+  arrays), ``ties``, ``kernels`` (closed forms, formulas in the docstrings), ``evaluate``,
+  ``results`` (frozen result objects);
+* stratification: ``cells`` (the cell encoding and level names: their one owner), ``strata``
+  (primary cluster, Δ, J, Bins), ``per_query`` (PerQuery), ``estimators``, ``coverage`` (MSC,
+  SCC), ``stability`` (winners and flips), ``chance`` (permutation tests, Holm);
+* ``errors`` (InputError, EndpointError), ``rng`` (random generators), ``precision``.
+
+Nothing here imports torch, mteb, igraph or any other heavy package; tests enforce it.
 """
 
 from .arrays import RankingArrays, from_dicts, from_matrices

@@ -1,5 +1,12 @@
-"""Coverage-aware query generation with LLM verification (needs the ``[llm]`` extra for the
-LLM parts and ``[bm25]``/``[structure]`` for pooling)."""
+"""Coverage-aware query generation with verification (needs the ``[llm]`` extra for the LLM
+parts and ``[bm25]``/``[structure]`` for pooling).
+
+Layer: above :mod:`mteb_stratified.stratification` (the strata and bins it targets) and
+:mod:`mteb_stratified.llm` (the transport and cache of its calls).  :mod:`.loop` ranks the empty
+cells, draws seeds, pools, judges and verifies; :mod:`.llm` holds the writer, judge and verifier
+over budgeted cached calls; :mod:`.pool` the BM25 + dense pooling.  Third-party parts honour the
+protocols of :mod:`.loop` (check them with :mod:`mteb_stratified.testing`).
+"""
 
 from .llm import (PROMPT_VERSION, BudgetedCalls, BudgetExhausted, CallCache, GenerationEndpoint,
                   LLMJudge, LLMQueryWriter, LLMVerifier)

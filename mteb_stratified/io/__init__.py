@@ -1,4 +1,11 @@
-"""File input/output (stdlib + numpy only): TREC runs and qrels, BEIR folders, JSON dicts."""
+"""File input/output (stdlib + numpy only), above the core and the naming table.
+
+* :mod:`.files` — TREC runs and qrels, BEIR qrels TSV, JSON dicts (gzip ok), with FILE:LINE
+  errors;
+* :mod:`.beir` — BEIR folders and the bundled NFCorpus;
+* :mod:`.mteb_results` — MTEB output folders: TaskResults, their model, the per-query CSV;
+* :mod:`.corpus_text` — the one document-text joiner.
+"""
 
 from .beir import BeirDataset, bundled_path, dataset_folder, load_beir, load_corpus, qrels_splits
 from .files import open_text, read_qrels, read_run, write_run

@@ -350,9 +350,12 @@ def _stability_rows(st):
     return rows
 
 
-def _cuts(cuts) -> str:
-    a, b = cuts
-    return f"Low ≤ {a:.4g} < Med ≤ {b:.4g} < High"
+def _cuts(cuts, levels) -> str:
+    """``Low ≤ a < Med ≤ b < High`` for any number of cut-points."""
+    parts = [levels[0]]
+    for cut, level in zip(cuts, levels[1:]):
+        parts.append(f"≤ {cut:.4g} < {level}")
+    return " ".join(parts)
 
 
 def _setup_rows(report):
@@ -372,8 +375,9 @@ def _setup_rows(report):
         ["queries stratified", f"{first['n_queries']} ({first['n_excluded']} excluded: no "
                                "relevant document or no cluster mass)"],
         ["clusters", f"{cov['units']} (scheme: {first['scheme']})"],
-        ["Δ cut-points", _cuts(bins["dispersion"]) + per_bin("dispersion")],
-        ["J cut-points", _cuts(bins["alignment"]) + per_bin("alignment")],
+        ["Δ cut-points", _cuts(bins["dispersion"], first["levels"]) + per_bin("dispersion")],
+        ["J cut-points", _cuts(bins["alignment"], first.get("alignment_levels", first["levels"]))
+         + per_bin("alignment")],
         ["cut-points from", bins.get("source", "")],
         ["n_min (SCC)", s["n_min"]],
         ["intervals", f"{int(100 * s['confidence_level'])}% Student t (Satterthwaite df) and "

@@ -1,5 +1,10 @@
 """Corpus semantic structure: entities -> entity graph -> Leiden clusters -> artifact.
 
+Layer: above :mod:`mteb_stratified.io` and :mod:`mteb_stratified.llm`, below stratification.
+The pipeline (:mod:`.pipeline`) runs named steps, one module each (extraction, vocabulary,
+linking, clustering, describe); extractors honour :class:`EntityExtractor` and are found by name
+in :mod:`.registry`; :mod:`.artifact` saves and loads the result.
+
 Heavy dependencies (spaCy, sentence-transformers, faiss, igraph, leidenalg, openai) are imported
 lazily; install them with ``pip install mteb-stratified[structure]`` (``[llm]`` for the LLM
 extractor).

@@ -173,3 +173,24 @@ def test_stability(strata, artifact, two_systems):
     assert st["n_queries"] == strata.n_queries
     with pytest.raises(InputError, match="≥ 2 systems"):
         stability_summary({"A": two_systems["A"]}, strata, artifact)
+
+
+def test_another_number_of_bins_flows_through_block_and_report(artifact, dataset, two_systems):
+    """Four Δ bins and two J bins: cells, coverage, the block and the report follow the grid
+    that the cut-points imply (core/cells.py), with nothing else to change."""
+    from mteb_stratified.core import Bins
+    from mteb_stratified.report import build_report, render_html, to_markdown
+
+    bins = Bins(dispersion=(0.8, 0.87, 0.9), alignment=(0.0,), source="test")
+    st = strata_for_dataset(artifact, dataset, bins=bins)
+    vals = {k: {q: v for q, v in col.items() if q in set(st.queries)}
+            for k, col in two_systems["A"].items()}
+    block = stratified_summary(vals, st, artifact, scheme="cell", n_resamples=50, n_min=2)
+    assert block["levels"] == ["Q1", "Q2", "Q3", "Q4"]
+    assert block["alignment_levels"] == ["Low", "High"]
+    assert all(np.array(c["counts"]).shape == (4, 2) for c in block["cells"])
+    assert len(block["bin_counts"]["dispersion"]) == 4
+    assert block["coverage"]["cell"]["units"] == 8 * artifact.n_clusters
+    html = render_html(build_report({"A": block}))
+    assert "Q1 ≤ 0.8 &lt; Q2 ≤ 0.87 &lt; Q3 ≤ 0.9 &lt; Q4" in html  # escaped in the HTML
+    assert "Low ≤ 0 &lt; High" in html and "Q4" in to_markdown(build_report({"A": block}))
