@@ -160,12 +160,17 @@ def mteb_measures(k_values) -> list:
     return [parse_measure(f"{name}@{k}") for name in MTEB_REPORTED for k in ks]
 
 
+#: pytrec_eval families without a cutoff form.
+_NO_CUTOFF = ("ndcg", "map", "recip_rank")
+
+
 def trec_eval_family(name: str) -> str:
     """pytrec_eval's family of an ir_measures name with a cutoff: ``nDCG`` -> ``ndcg_cut``."""
-    family = next((t for t, ours in TREC_EVAL_FAMILIES.items() if ours == name), None)
+    family = next((t for t, ours in TREC_EVAL_FAMILIES.items()
+                   if ours == name and t not in _NO_CUTOFF), None)
     if family is None:
-        raise InputError(f"pytrec_eval has no family for {name!r}",
-                         fix="use nDCG, AP, R, P or Success")
+        raise InputError(f"pytrec_eval has no cutoff family for {name!r}",
+                         fix="use nDCG, AP, R, P or Success (RR has no cutoff in trec_eval)")
     return family
 
 
@@ -173,8 +178,7 @@ def trec_eval_key(measure) -> str:
     """pytrec_eval's name of a measure with a cutoff: ``nDCG@10`` -> ``ndcg_cut_10``,
     ``AP@100`` -> ``map_cut_100``, ``R@10`` -> ``recall_10``, ``P@5`` -> ``P_5``."""
     m = _measure(measure)
-    family = next((t for t, ours in TREC_EVAL_FAMILIES.items() if ours == m.name), None)
-    if family is None or m.cutoff is None or m.params or family in ("ndcg", "map"):
+    if m.cutoff is None or m.params:
         raise InputError(f"pytrec_eval has no cutoff measure for {m!r}",
                          fix="use nDCG@k, AP@k, R@k, P@k or Success@k")
-    return f"{family}_{m.cutoff}"
+    return f"{trec_eval_family(m.name)}_{m.cutoff}"

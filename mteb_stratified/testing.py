@@ -13,7 +13,9 @@ unittest's discovery through pytest) runs every inherited ``test_*`` check again
 * :class:`ExtractorConformance` — an entity extractor honours
   :class:`~mteb_stratified.structure.extractors.EntityExtractor` (identity, JSON-able settings,
   one list of :class:`~mteb_stratified.structure.extractors.Entity` per text in order, empty
-  and unusual texts, determinism, the optional ``failures`` record) and can be registered;
+  and unusual texts, determinism, the optional ``failures`` record, names the normaliser
+  accepts); register it under the ``mteb_stratified.extractors`` entry-point group
+  (:mod:`mteb_stratified.structure.registry`);
 * :class:`QueryWriterConformance`, :class:`RelevanceJudgeConformance`,
   :class:`VerifierConformance` — the three parts of coverage-aware generation honour the
   protocols of :mod:`mteb_stratified.generation.loop`.

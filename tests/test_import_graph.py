@@ -11,7 +11,7 @@ import os
 PACKAGE = "mteb_stratified"
 ROOT = os.path.join(os.path.dirname(__file__), "..", PACKAGE)
 
-#: The layers, bottom first (design.md); a module may import only from layers below its own, or
+#: The layers, bottom first (README "Layout"); a module may import only from layers below its own, or
 #: from its own subpackage.
 LAYERS = {
     "core": 0, "_optional": 0,

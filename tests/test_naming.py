@@ -61,3 +61,8 @@ def test_per_query_csv_takes_the_documented_alias(tmp_path):
     path = tmp_path / "pq.csv"
     path.write_text("qid,measure,expected,min,max,oblivious\nq1,RR@10,0.5,0.5,0.5,0.5\n")
     assert read_per_query_csv(path, "MRR@10")["expected"] == {"q1": 0.5}
+
+
+def test_rr_has_no_pytrec_eval_cutoff_name():
+    with pytest.raises(InputError, match="RR has no cutoff"):
+        trec_eval_key("RR@10")

@@ -106,6 +106,9 @@ def _run_loader(run: dict, path: str, measure: str):
 
 def run(args: argparse.Namespace) -> int:
     check_options(args)
+    if args.out.lower().endswith(".md"):
+        raise InputError(f"-o/--out {args.out} ends in .md, the name of the Markdown summary "
+                         "written next to the HTML", fix="give the HTML file, e.g. -o report.html")
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if os.path.isdir(args.out):
         raise InputError(f"-o/--out {args.out} is a folder", fix="give the HTML file to write, "

@@ -3,7 +3,7 @@
 Examples:
   mteb-stratified stratify runs                      every StratifiedNFCorpus result under runs/
   mteb-stratified stratify runs/results/ORG__MODEL/REVISION/StratifiedNFCorpus.json
-  mteb-stratified stratify runs --prediction-folder elsewhere/pred -o stratified/
+  mteb-stratified stratify runs --prediction-folder elsewhere/pred -o stratified-runs
 
 RESULTS are TaskResult files (<Task>.json) or mteb --output-folder folders (every result of
 --task in them). The per-query values come from <Task>_per_query.csv, which a tie-aware task
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 from dataclasses import dataclass
 
 from ..core import DEFAULT_N_MIN, InputError
@@ -173,6 +174,18 @@ def read_values(item: ResultsInput, args) -> dict:
     return vals
 
 
+def copy_target(results_path: str, out: str) -> str:
+    """Where ``-o/--out`` writes a results file's copy: its path below mteb's output folder
+    (``results/<model>/<revision>/<Task>.json``) under ``out``, so the copies form an output
+    folder of their own; a file outside that layout goes to ``out/<file name>``."""
+    from ..io.mteb_results import output_folder_of
+
+    root = output_folder_of(results_path)
+    rel = (os.path.relpath(os.path.abspath(results_path), root) if root is not None
+           else os.path.basename(results_path))
+    return os.path.join(out, rel)
+
+
 def check_options(args) -> None:
     from ..core.coverage import check_n_min
     from ..core.strata import check_scheme
@@ -180,8 +193,6 @@ def check_options(args) -> None:
     check_scheme(args.scheme)
     check_alignment(args.alignment)
     check_n_min(args.n_min)
-    if args.resamples < 2:
-        raise InputError("--resamples must be ≥ 2", fix="e.g. --resamples 2000")
     for name in ("structure", "dataset"):
         folder = getattr(args, name, None)
         if folder is not None and not os.path.isdir(folder):
@@ -233,13 +244,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the copies")
     items = resolve_inputs(expand_results(args.results, args.task), args, args.per_query)
     values = [read_values(item, args) for item in items]  # every input checked first
-    art, data, strata = load_context(args)
-    names = [os.path.basename(i.path) for i in items]
-    if args.out is not None and len(set(names)) < len(names):
-        raise InputError("several results files share a file name, so their copies in "
-                         f"{args.out} would overwrite each other",
+    targets = [item.path if args.out is None else copy_target(item.path, args.out)
+               for item in items]
+    if len(set(targets)) < len(targets):
+        raise InputError(f"several results files would be copied to the same place in {args.out}",
                          fix="stratify them in place (leave out -o/--out), or one at a time")
-    for item, vals in zip(items, values):
+    art, data, strata = load_context(args)
+    for item, vals, target in zip(items, values, targets):
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, n_resamples=args.resamples, seed=args.seed)
         res = item.data
@@ -247,10 +258,11 @@ def run(args: argparse.Namespace) -> int:
         flat = flat_strata_scores(block, args.measure)
         for entry in res["scores"].get(args.split, []):
             entry.update(flat)
-        target = item.path if args.out is None else os.path.join(args.out,
-                                                                 os.path.basename(item.path))
         if args.out:
-            os.makedirs(args.out, exist_ok=True)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            meta = os.path.join(os.path.dirname(item.path), "model_meta.json")
+            if os.path.isfile(meta):  # the copy keeps its model (leaderboard, report read it)
+                shutil.copyfile(meta, os.path.join(os.path.dirname(target), "model_meta.json"))
         tmp = f"{target}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=2, default=str)

@@ -45,7 +45,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="neighbours per entity (default: 10)")
     g.add_argument("--threshold", type=float_in(-1, 1), default=0.6, metavar="TAU",
                    help="cosine an edge needs (default: 0.6)")
-    g.add_argument("--merge-threshold", type=float_in(-1, 1), default=0.92, metavar="COS",
+    g.add_argument("--merge-threshold", type=float_in(0, 1, low_open=True), default=0.92,
+                   metavar="COS",
                    help="cosine at which near-duplicate names merge (default: 0.92)")
     g.add_argument("--min-doc-freq", type=int_at_least(1), default=2, metavar="N",
                    help="cluster names found in at least N documents (default: 2)")

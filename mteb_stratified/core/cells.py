@@ -135,8 +135,8 @@ class CellGrid:
         return (int(cluster), self.dispersion_levels[int(dispersion_bin)],
                 self.alignment_levels[int(alignment_bin)])
 
-    def cells_of(self, cluster: int) -> list:
-        """Every ``(Δ bin, J bin)`` index pair of a cluster, in code order."""
+    def bin_pairs(self) -> list:
+        """Every ``(Δ bin, J bin)`` index pair of a cluster's cells, in code order."""
         return [(d, j) for d in range(self.n_dispersion) for j in range(self.n_alignment)]
 
     def all_labels(self, n_clusters: int) -> tuple:

@@ -88,8 +88,8 @@ class HeterogeneityResult:
         return [s for s in self.strata if s["p_holm"] <= alpha]
 
     def to_dict(self) -> dict:
-        return {"statistic": "between-strata sum of squares (eta^2 = SSB / SST)",
-                "eta_squared": self.eta_squared, "null_eta_squared": self.null_eta_squared,
+        return {"statistic": "between-strata sum of squares SSB (eta^2 = SSB / SST)",
+                "ssb": self.statistic, "eta_squared": self.eta_squared, "null_eta_squared": self.null_eta_squared,
                 "null_eta_squared_95": self.null_eta_squared_95, "p_value": self.p_value,
                 "n_resamples": self.n_resamples, "n_queries": self.n_queries,
                 "n_strata": self.n_strata, "min_size": self.min_size,
@@ -103,8 +103,8 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     the same sizes?  ``rng`` (a ``numpy.random.Generator``) or ``seed`` makes it reproducible.
     """
     y = np.asarray(values, dtype=np.float64)
-    labels = np.asarray(labels)
-    if y.ndim != 1 or labels.shape != y.shape:
+    labels = list(labels)  # any hashable labels: ints, strings, (cluster, Δ, J) tuples
+    if y.ndim != 1 or len(labels) != y.size:
         raise InputError("values and labels must be 1-D arrays of the same length",
                          fix="pass one value and one stratum label per query")
     if y.size < 2 or not np.all(np.isfinite(y)):
@@ -113,10 +113,11 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     if int(n_resamples) < 1:
         raise InputError(f"n_resamples must be ≥ 1, got {n_resamples}", fix="e.g. 2000")
     rng = as_generator(rng, seed)
-    keys, codes = np.unique(labels.astype(str) if labels.dtype == object else labels,
-                            return_inverse=True)
-    codes = codes.reshape(-1)
-    k = keys.size
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
+                        len(labels))
+    keys = list(index)  # in order of first appearance
+    k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
     grand = y.mean()
     sst = float(np.sum((y - grand) ** 2))

@@ -168,7 +168,8 @@ def cell_coverage(primary, dispersion_bin, alignment_bin, cluster_mass, *,
                    or ab.max() >= grid.n_alignment):
         raise InputError(f"bins must be {_allowed(grid, 'dispersion')} for Δ and "
                          f"{_allowed(grid, 'alignment')} for J, for every query",
-                         fix="compute J for every query (query and document entities)")
+                         fix="compute J for every query (query and document entities), and "
+                             "pass the grid of the bins the strata used (grid=strata.grid)")
     if cell_shares is None:
         share = np.full((C, k), 1 / k)
     else:

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import InputError
-from .per_query import PerQuery
+from .per_query import PerQuery, mismatch_error
 from .rng import as_generator
 from .results import ConfidenceInterval
 from .strata import QueryStrata, check_scheme, mass_array
@@ -263,11 +263,7 @@ class StratifiedDesign:
             extra = [q for q in values if q not in self._qindex and q not in self.excluded]
             missing = [q for q in self.queries if q not in values]
             if extra or missing:
-                raise InputError(
-                    f"per-query results do not match the stratified queries: {len(extra)} "
-                    f"unknown (e.g. {extra[:3]}), {len(missing)} missing (e.g. {missing[:3]})",
-                    fix="evaluate the same query set over the same corpus as the structure "
-                        "(score queries absent from the run as 0 with missing='zero')")
+                raise mismatch_error(extra, missing)
             x = np.fromiter((float(values[q]) for q in self.queries), np.float64, len(self.queries))
         else:
             x = np.asarray(values, dtype=np.float64)

@@ -22,10 +22,19 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["PerQuery", "TIE_AWARE_KEYS"]
+__all__ = ["PerQuery", "TIE_AWARE_KEYS", "mismatch_error"]
 
 #: The keys of tie-aware per-query values (bias derived from oblivious and expected).
 TIE_AWARE_KEYS = ("expected", "min", "max", "oblivious", "bias")
+
+
+def mismatch_error(extra, missing) -> InputError:
+    """The error for per-query values whose queries are not the stratified ones."""
+    return InputError(
+        f"per-query results do not match the stratified queries: {len(extra)} unknown (e.g. "
+        f"{list(extra)[:3]}), {len(missing)} missing (e.g. {list(missing)[:3]})",
+        fix="evaluate the same query set over the same corpus as the structure "
+            "(score queries absent from the run as 0 with missing='zero')")
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,15 +142,13 @@ class PerQuery(Mapping):
         have = set(self.queries)
         missing = [q for q in design.queries if q not in have]
         if extra or missing:
-            raise InputError(
-                f"per-query results do not match the stratified queries: {len(extra)} "
-                f"unknown (e.g. {extra[:3]}), {len(missing)} missing (e.g. {missing[:3]})",
-                fix="evaluate the same query set over the same corpus as the structure "
-                    "(score queries absent from the run as 0 with missing='zero')")
+            raise mismatch_error(extra, missing)
         return self.subset(design.queries)
 
     # -- the mapping view --------------------------------------------------------------------
     def __getitem__(self, key: str) -> dict:
+        if key not in self._row:
+            raise KeyError(key)  # the Mapping contract: `in` and .get() work
         return dict(zip(self.queries, self.column(key).tolist()))
 
     def __iter__(self):

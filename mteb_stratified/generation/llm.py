@@ -25,13 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.errors import InputError
-from ..llm import DEFAULT_REASK, AnswerCache, ChatEndpoint, ask_json, cache_key, repair_json
+from ..core.errors import EndpointError, InputError
+from ..llm import (DEFAULT_REASK, AnswerCache, ChatEndpoint, Permanent, ask_json, cache_key,
+                   repair_json)
 
 __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "LLMQueryWriter",
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
 
-PROMPT_VERSION = "generate-v4"
+#: v5: the documents are shown as ``title. text`` (the one joiner, mteb_stratified.io.corpus_text);
+#: v4 joined them with a stop and stripped the final period of each text.
+PROMPT_VERSION = "generate-v5"
 
 WRITER_SYSTEM = (
     "You write one search query that a real user could type into a search engine. The query "
@@ -152,7 +155,13 @@ class BudgetedCalls:
             content, pt, ct = hit["content"], hit["prompt_tokens"], hit["completion_tokens"]
             self.tally.cached_calls += 1
         else:
-            done = self.endpoint.chat(messages, max_tokens=max_tokens)
+            try:
+                done = self.endpoint.chat(messages, max_tokens=max_tokens)
+            except Permanent as exc:  # e.g. HTTP 404 for an unknown --model: not retryable
+                raise EndpointError(f"the server rejected a {kind} request ({exc})",
+                                    endpoint=self.endpoint.where,
+                                    check="the --model name (GET /v1/models lists the "
+                                          "server's models) and the server's logs") from None
             content, pt, ct = done.content, done.prompt_tokens, done.completion_tokens
             if self.cache is not None:
                 self.cache.put(key, {"content": content}, kind=kind, prompt_tokens=pt,

@@ -176,8 +176,9 @@ class GenerationResult:
 class _State:
     """Query counts per cluster and per cell, and the coverage they give."""
 
-    def __init__(self, primary, dbin, jbin, mass, labels, n_min):
+    def __init__(self, primary, dbin, jbin, mass, labels, n_min, grid: CellGrid = GRID):
         self.C = mass.size
+        self.grid = grid
         self.mass = mass
         self.labels = labels
         self.n_min = n_min
@@ -197,7 +198,7 @@ class _State:
         p = np.asarray(self.primary, dtype=np.int64)
         cl = cluster_coverage(p, self.mass, n_min=self.n_min, labels=self.labels)
         ce = cell_coverage(p, np.asarray(self.dbin), np.asarray(self.jbin), self.mass,
-                           n_min=self.n_min, labels=self.labels)
+                           n_min=self.n_min, labels=self.labels, grid=self.grid)
         return {"n_queries": len(self.primary),
                 "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
                             "units": cl.n_units, "uncovered_mass": cl.uncovered_mass},
@@ -223,7 +224,7 @@ def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
         if deficit <= 0 or mass[c] <= 0:
             continue
         priority = float(mass[c]) / total * deficit / n_min / (1 + failures.get(c, 0))
-        for d, j in grid.cells_of(c):
+        for d, j in grid.bin_pairs():
             cell = grid.label_of(c, d, j)
             if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
                 out.append(Target(*cell, priority, None if labels is None else labels.get(c),
@@ -328,7 +329,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     mass = weights.corpus_mass()
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
     state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
-                   cfg.n_min)
+                   cfg.n_min, grid=bins.grid)
     result = GenerationResult(coverage_before=state.coverage())
     seeds = _Seeds(weights, weights.doc_ids, cfg)
     doc_entities = {d: {artifact.canonical(e) for e in ents}

@@ -10,9 +10,9 @@ writes::
 
 The per-query CSV has one row per (model, revision, subset, split, query, measure); several
 models can share one prediction folder.  :func:`find_per_query` locates the CSV of a TaskResult
-file: ``--prediction-folder`` when given, else next to the results file, else anywhere under
-the output folder ``OUT`` (outside ``OUT/results``); the CSV must hold rows of the results
-file's model and revision.
+file: ``--prediction-folder`` when given, else next to the results file, else up to four
+folders deep under the output folder ``OUT`` (outside ``OUT/results``); the CSV must hold rows
+of the results file's model and revision.
 """
 
 from __future__ import annotations
@@ -178,16 +178,18 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
                              source=str(results_path),
                              fix="give the prediction folder of this model's run")
         return str(cand)
+    def matches(found):
+        models = {p: _csv_models(p) for p in found}
+        ok = [p for p in found if models[p] is None or want in models[p] or ("", "") in models[p]]
+        return ok, [p for p in ok if models[p] is not None and want in models[p]]
+
     searched = [results_path.parent]
-    found = [results_path.parent / name] if (results_path.parent / name).is_file() else []
+    beside = results_path.parent / name
+    matching, exact = matches([beside] if beside.is_file() else [])
     out = output_folder_of(results_path)
-    if not found and out is not None:
+    if not matching and out is not None:  # nothing of this model beside it: search OUT
         searched.append(out)
-        found = _candidates(out, name)
-    models = {p: _csv_models(p) for p in found}
-    matching = [p for p in found if models[p] is None or want in models[p]
-                or ("", "") in models[p]]
-    exact = [p for p in matching if models[p] is not None and want in models[p]]
+        matching, exact = matches(_candidates(out, name))
     if len(exact) == 1 or (len(matching) == 1 and not exact):
         return str(exact[0] if exact else matching[0])
     if len(exact) > 1 or len(matching) > 1:
@@ -220,6 +222,15 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     models = set()
     want = canonical_name(measure)  # MRR@10 and RR@10 are one measure
     canon: dict = {}
+
+    def canon_of(name: str) -> str:
+        if name not in canon:
+            try:
+                canon[name] = canonical_name(name)
+            except InputError:
+                canon[name] = name
+        return canon[name]
+
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
@@ -236,13 +247,7 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                     if row.get("model") != model or (revision is not None
                                                      and row.get("revision") != revision):
                         continue
-                name = row["measure"]
-                if name not in canon:
-                    try:
-                        canon[name] = canonical_name(name)
-                    except InputError:
-                        canon[name] = name
-                if canon[name] != want:
+                if canon_of(row["measure"]) != want:
                     continue
                 if split is not None and row.get("hf_split", split) != split:
                     continue
@@ -251,8 +256,11 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                 q = row["qid"]
                 if q in out["expected"]:
                     raise InputError(f"query {q!r} listed twice for {measure}", source=path,
-                                     line=line, fix="pass --split/--subset to pick one "
-                                                    "evaluation")
+                                     line=line,
+                                     fix="the file holds several evaluations (models, "
+                                         "subsets or splits): pass --split, or give the "
+                                         "TaskResult file or output folder instead of the CSV "
+                                         "(its model then picks the rows)")
                 for k in PER_QUERY_KEYS:
                     try:
                         v = float(row[k])
@@ -270,8 +278,14 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
         if model is not None and models and model not in models:
             raise InputError(f"no rows of model {model} (has: {', '.join(sorted(models))})",
                              source=path, fix="give the per-query CSV of this model's run")
-        raise InputError(f"no rows for measure {measure!r} (has: {', '.join(sorted(measures))})",
-                         source=path, fix="pick one of the listed measures with --measure")
+        if want not in {canon_of(m) for m in measures}:
+            raise InputError(f"no rows for measure {measure!r} (has: "
+                             f"{', '.join(sorted(measures))})", source=path,
+                             fix="pick one of the listed measures with --measure")
+        raise InputError(f"no rows for {measure!r} with split {split!r}"
+                         + (f" and revision {revision!r}" if revision else ""), source=path,
+                         fix="pass the --split the results were computed on, or the CSV of "
+                             "this run")
     return PerQuery.from_mapping(out)  # bias derived there
 
 

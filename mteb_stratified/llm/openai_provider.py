@@ -9,8 +9,6 @@ its ``Retry-After``, timeouts, 5xx, 408/409, malformed bodies), ``Transient(unre
 
 from __future__ import annotations
 
-import json
-
 from .._optional import require
 from .transport import Completion, Permanent, Refused, Transient
 
@@ -68,6 +66,6 @@ class OpenAIProvider:
                 raise Refused(f"the endpoint refused the API key (HTTP {exc.status_code})") \
                     from None
             raise Permanent(f"HTTP {exc.status_code}: {exc}") from None
-        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError,
-                AttributeError, TypeError) as exc:
+        except (openai.APIResponseValidationError, ValueError, AttributeError,
+                TypeError) as exc:  # (json.JSONDecodeError is a ValueError)
             raise Transient(f"malformed response body: {type(exc).__name__}: {exc}") from None

@@ -26,7 +26,7 @@ import re
 import textwrap
 
 __all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
-           "GLOSSARY"]
+           "GLOSSARY", "md_cell", "stratum_name", "require_matplotlib"]
 
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_math": False,
        "font.size": 9}
@@ -279,7 +279,8 @@ def what_this_says(report: dict) -> list[str]:
                 f"{_pct(h['null_eta_squared'])} on average (95% of them up to "
                 f"{_pct(h['null_eta_squared_95'])}); permutation p = {h['p_value']:.3f}, so "
                 + ("the strata differ beyond chance." if beyond else
-                   "the strata do not differ beyond what random strata give."))
+                   "there is no evidence that the strata differ more than random strata of "
+                   "the same sizes would."))
         diff = [s for s in h["strata"] if s["p_holm"] <= 0.05]
         tested = len(h["strata"])
         if diff:
@@ -289,12 +290,12 @@ def what_this_says(report: dict) -> list[str]:
                                  f"{s['mean']:.3f}, n = {s['n']})" for s in diff[:5]) + ".")
         elif tested:
             text += (f" None of the {tested} strata with ≥ {h['min_size']} queries differs "
-                     "from the rest after Holm correction, so no single stratum should be read "
-                     "as harder or easier.")
+                     "from the rest after Holm correction: these queries cannot single out a "
+                     "stratum as harder or easier.")
         out.append(text)
     st = report.get("stability")
     if st:
-        labels = {"pooled": "pooled", "macro": "macro", "post_stratified": "corpus-weighted"}
+        labels = _EST_LABELS
         winners = st["winners"]
         sig = st["winner_significant"]
         leaders = set(winners.values())
@@ -476,25 +477,29 @@ def write_html(report: dict, path) -> str:
     return str(path)
 
 
-def _md(text) -> str:
-    """A user string made safe inside a Markdown table cell (no markup, no HTML)."""
-    text = _html.escape(str(text), quote=False)
-    return re.sub(r"([\\`*_\[\]|#<>])", r"\\\1", text).replace("\n", " ")
+def md_cell(text) -> str:
+    """A user string made safe in Markdown: HTML escaped (no tag, no script survives), ``|``
+    escaped (a table keeps its columns), one line."""
+    return _html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(report: dict) -> str:
     """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
-    lines = [f"# {_md(report['title'])}", ""]
+    lines = [f"# {md_cell(report['title'])}", ""]
     lines.append(f"{first['n_queries']} stratified queries ({first['n_excluded']} excluded), "
                  f"{first['structure']['n_clusters']} clusters, scheme `{first['scheme']}`.")
-    lines += ["", f"Queries per bin (Low/Med/High): Δ {first.get('bin_counts', {}).get('dispersion')}"
-              f", J {first.get('bin_counts', {}).get('alignment')}."]
+    counts = first.get("bin_counts") or {}
+    for key, name, levels in (("dispersion", "Δ", first["levels"]),
+                              ("alignment", "J", first.get("alignment_levels", first["levels"]))):
+        if counts.get(key):
+            lines += ["", f"Queries per {name} bin: " + ", ".join(
+                f"{lev} {n}" for lev, n in zip(levels, counts[key])) + "."]
     for w in first.get("warnings", ()):
-        lines += ["", f"**Warning:** {_md(w)}."]
+        lines += ["", f"**Warning:** {md_cell(w)}."]
     lines += ["", "## What this says", ""]
     for p in what_this_says(report):
-        lines += [_md(p), ""]
+        lines += [md_cell(p), ""]
     lines.append("| level | MSC | SCC | n_min | covered / units | uncovered mass |")
     lines.append("|---|---|---|---|---|---|")
     for c in first["coverage"].values():
@@ -503,12 +508,12 @@ def to_markdown(report: dict) -> str:
     lines += ["", "Zero-query clusters with the largest corpus mass:", "",
               "| cluster | corpus mass | label |", "|---|---|---|"]
     for g in first["gaps"][:10]:
-        lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {_md(g['label'])} |")
+        lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {md_cell(g['label'])} |")
     lines += ["", f"Estimates of {first['measure']} (expected), 95% CIs:", "",
               "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
               "|---|---|---|---|---|"]
     for r in _estimates_rows(report):
-        lines.append("| " + " | ".join(_md(x) for x in r) + " |")
+        lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
     lines += ["", "| system | uncovered weight | bounds (metric 0/1 there) | spread (all strata) "
               "| best − worst (n ≥ n_min) |", "|---|---|---|---|---|"]
     for name, b in report["systems"].items():
@@ -518,13 +523,13 @@ def to_markdown(report: dict) -> str:
                f"({sp['best']['expected']:.3f}, n={sp['best']['n']}), worst "
                f"{sp['worst']['stratum']} ({sp['worst']['expected']:.3f}, n={sp['worst']['n']})"
                if sp else "–")
-        lines.append(f"| {_md(name)} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
+        lines.append(f"| {md_cell(name)} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
                      f"{_fmt(bd.get('high'))}] | {_fmt(b['spread'])} | {spt} |")
     n_min = first["settings"]["n_min"]
     names = list(report["systems"])
     lines += ["", f"Per-stratum {first['measure']} (strata with ≥ {n_min} queries), 95% t CI:",
               "",
-              "| stratum | n | corpus mass | " + " | ".join(_md(n) for n in names) + " |",
+              "| stratum | n | corpus mass | " + " | ".join(md_cell(n) for n in names) + " |",
               "|---|---|---|" + "---|" * len(names)]
     by = {n: {str(r["stratum"]): r for r in b["per_stratum"]} for n, b in
           report["systems"].items()}
@@ -536,18 +541,19 @@ def to_markdown(report: dict) -> str:
             x = by[n].get(str(r["stratum"]))
             cells.append(f"{x['expected']:.3f} [{_fmt(x['ci_low'], 3)}, {_fmt(x['ci_high'], 3)}]"
                          if x else "–")
-        lines.append(f"| {_md(stratum_name(r['stratum'], r['label'], 60))} | {r['n']} | "
+        lines.append(f"| {md_cell(stratum_name(r['stratum'], r['label'], 60))} | {r['n']} | "
                      f"{_fmt(r['corpus_mass'])} | " + " | ".join(cells) + " |")
     st = report.get("stability")
     if st:
         lines += ["", "Decision stability:", "", "| aggregation | winner | significant | scores |",
                   "|---|---|---|---|"]
         for r in _stability_rows(st):
-            lines.append("| " + " | ".join(_md(x) for x in r) + " |")
+            lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
         lines.append("")
-        lines.append("Order flips: " + ("; ".join(f"{_md(f['a'])} vs {_md(f['b'])}: "
-                                                   f"{_md(f['ahead'])}" for f in st["flips"])
-                                        or "none") + ".")
+        lines.append("Order flips: " + ("; ".join(
+            f"{md_cell(f['a'])} vs {md_cell(f['b'])} (" + ", ".join(
+                f"{_EST_LABELS.get(a, a)}: {md_cell(w)}" for a, w in f["ahead"].items()) + ")"
+            for f in st["flips"]) or "none") + ".")
     lines += ["", "## Glossary", ""]
-    lines += [f"- **{_md(t)}**: {_md(d)}" for t, d in GLOSSARY]
+    lines += [f"- **{md_cell(t)}**: {md_cell(d)}" for t, d in GLOSSARY]
     return "\n".join(lines) + "\n"

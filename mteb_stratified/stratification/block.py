@@ -127,7 +127,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     bounds = None
     if post is not None:
         b, bi = post.bounds, post.bounds_interval(confidence_level)
-        bounds = {"low": b.low, "high": b.high, "ci_low": bi.low, "ci_high": bi.high,
+        ci_low, ci_high = _clip(bi.low, bi.high, "expected")
+        bounds = {"low": b.low, "high": b.high, "ci_low": ci_low, "ci_high": ci_high,
                   "rule": "μ with the metric 0 / 1 on every uncovered stratum"}
 
     tables = per_stratum(columns, design)
@@ -153,7 +154,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     rows.sort(key=lambda r: (-r["n"], str(r["stratum"])))
     means = [r["expected"] for r in rows]
 
-    # per-cluster query counts and the 3×3 Δ×J cells (for the coverage map and the heatmaps)
+    # per-cluster query counts and the Δ×J cells of the grid (coverage map and heatmaps)
     C = sub.n_clusters
     grid = sub.grid
     counts = np.bincount(sub.primary, minlength=C)
@@ -175,11 +176,13 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                           "mean": [[_f(v) for v in row] for row in mean.tolist()]})
         cells.sort(key=lambda r: -r["n_queries"])
 
-    het = heterogeneity_test(expected, design.index,
-                             n_resamples=n_resamples, min_size=n_min, seed=seed).to_dict()
-    for row in het["strata"]:
-        lab = design.labels[int(row["stratum"])]
-        row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
+    het = None  # one query or one stratum: nothing to compare against chance
+    if sub.n_queries >= 2 and design.n_covered >= 2:
+        het = heterogeneity_test(expected, design.index, n_resamples=n_resamples,
+                                 min_size=n_min, seed=seed).to_dict()
+        for row in het["strata"]:
+            lab = design.labels[int(row["stratum"])]
+            row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
 
     bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
                                             minlength=grid.n_dispersion).tolist(),
@@ -190,8 +193,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                 f"the corpus cut-points {getattr(sub.bins, name)} do not separate these queries"
                 for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
     return {
-        "measure": measure, "scheme": scheme, "definitions": "ours (see mteb_stratified.core."
-        "strata / estimators / coverage docstrings and design.md)",
+        "measure": measure, "scheme": scheme, "definitions": "ours (see the docstrings of "
+        "mteb_stratified.core.strata, .cells, .estimators, .coverage and .chance)",
         "structure": {"corpus_fingerprint": artifact.corpus_fingerprint,
                       "n_clusters": artifact.n_clusters},
         "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),

@@ -1,8 +1,8 @@
-"""**Our rule** for the corpus' fixed Low/Med/High cut-points: quantiles of Δ and J over a
+"""**Our rule** for the corpus' fixed Δ and J cut-points: quantiles of Δ and J over a
 reference query pool of the corpus, never the evaluated query set.
 
-:func:`reference_bins` takes the 1/3 and 2/3 quantiles of Δ and of J over a *reference query
-pool* (by default every judged query of the dataset's non-test splits, e.g. NFCorpus dev),
+:func:`reference_bins` takes the 1/3 and 2/3 quantiles (Low/Med/High; k quantiles give k + 1
+bins) of Δ and of J over a *reference query pool* (by default every judged query of the dataset's non-test splits, e.g. NFCorpus dev),
 computed once when the structure is built and stored in the artifact's ``metadata.json``
 (``bins``), with the exact and (optionally) the soft J cut-points, so every query set over a
 corpus — the test split, a subset, generated queries — is binned the same way.
@@ -15,6 +15,14 @@ from .bins import SOFT_TAU
 from .dataset import strata_for_dataset
 
 __all__ = ["reference_bins"]
+
+
+def _quantile_text(quantiles) -> str:
+    """``1/3, 2/3`` for the default, else the numbers (``0.25, 0.5, 0.75``)."""
+    qs = [float(q) for q in quantiles]
+    if len(qs) == 2 and abs(qs[0] - 1 / 3) < 1e-12 and abs(qs[1] - 2 / 3) < 1e-12:
+        return "1/3, 2/3"
+    return ", ".join(f"{q:g}" for q in qs)
 
 
 def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_TAU,
@@ -60,7 +68,8 @@ def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_
         n = (st.n_queries, len(st.excluded))
     splits = sorted({ds.split for ds in datasets})
     out.update({
-        "source": f"ours: 1/3, 2/3 quantiles of Δ and J over the {n[0]} judged queries of the "
+        "source": f"ours: {_quantile_text(quantiles)} quantiles of Δ and J over the {n[0]} judged "
+                  "queries of the "
                   f"reference split(s) {', '.join(splits)}",
         "reference": {"splits": splits, "n_queries": n[0], "excluded": n[1],
                       "quantiles": [float(x) for x in quantiles], "level": level},

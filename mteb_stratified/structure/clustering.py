@@ -1,4 +1,4 @@
-"""Step 6 of the structure pipeline: Leiden clusters of the entity graph.
+"""Step 4 of the structure pipeline: Leiden clusters of the entity graph.
 
 Leiden (:class:`.leiden.LeidenClustering`: objective, resolution, seed, batches of whole
 components above ``leiden_split_above`` vertices); clusters smaller than ``min_cluster_size``

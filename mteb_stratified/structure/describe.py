@@ -1,4 +1,4 @@
-"""Step 7 of the structure pipeline: the artifact's tables and its metadata.
+"""Step 5 of the structure pipeline: the artifact's tables and its metadata.
 
 * **weights** m_d(c) and the clusters' corpus mass (:mod:`.weights`); cluster labels from their
   most central entities (:mod:`.labels`);

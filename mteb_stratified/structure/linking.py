@@ -1,4 +1,4 @@
-"""Steps 4–5 of the structure pipeline: merge near-duplicate names, and link the entities.
+"""Step 3 of the structure pipeline: merge near-duplicate names, and link the entities.
 
 * **near-duplicate merge**: names joined by cosine ≥ ``merge_threshold`` become one entity (the
   most frequent name is canonical, then the shortest, then the first alphabetically; the others

@@ -91,13 +91,13 @@ class LLMExtractor:
                  max_backoff: float = 30.0, cache_path: str | None = None,
                  price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
                  max_chars: int = 4000, reask: bool = True, retry_failed: bool = False,
-                 progress: bool = False, client=None) -> None:
+                 progress: bool = False, client=None, provider=None) -> None:
         self.endpoint = ChatEndpoint(
             base_url, model, api_key, max_tokens=max_tokens, timeout=timeout,
             max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
             price_in=price_in, price_out=price_out, temperature=temperature,
             what="the LLM extractor", alternative="use --extractor offline (no key, no network)",
-            client=client)
+            client=client, provider=provider)
         if concurrency < 1:
             raise InputError("concurrency must be >= 1", fix="e.g. --concurrency 4")
         self.concurrency = int(concurrency)

@@ -1,4 +1,4 @@
-"""Steps 2–3 of the structure pipeline: the vocabulary to cluster, and its embeddings.
+"""Step 2 of the structure pipeline: the vocabulary to cluster, and its embeddings.
 
 * **filter by document frequency**: names in fewer than ``min_doc_freq`` documents are not
   clustered (they cannot tie documents together by identity; they stay in ``doc_entities``);

@@ -1,4 +1,4 @@
-"""Document -> cluster weights and cluster corpus mass (our definitions; see design.md).
+"""Document -> cluster weights and cluster corpus mass (our definitions, below).
 
 * m_d(c), the **cluster mass of document d**: the share of d's clustered entities (distinct,
   normalised) that belong to cluster c.  It sums to 1 over c for every document with at least one

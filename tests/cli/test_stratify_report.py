@@ -239,3 +239,37 @@ def test_inputs_are_checked_before_anything_heavy_loads(tmp_path):
                           timeout=120)
     assert proc.stdout.split("\n")[0] == "2 []", proc.stdout + proc.stderr
     assert "results file not found" in proc.stderr
+
+
+def test_stratify_out_mirrors_the_output_folder(tmp_path, qids, capsys):
+    """-o/--out copies each result to results/<model>/<revision>/ under the folder, with its
+    model_meta.json, so two models' StratifiedNFCorpus.json do not collide and the copies stay
+    readable by the leaderboard."""
+    out = tmp_path / "runs"
+    _mteb_layout(out, qids, 1, model="org/a")
+    _mteb_layout(out, qids, 2, model="org/b")
+    copies = tmp_path / "copies"
+    assert main(["stratify", str(out), "--resamples", "20", "-o", str(copies)]) == 0
+    for model in ("org__a", "org__b"):
+        folder = copies / "results" / model / "rev1"
+        assert (folder / "StratifiedNFCorpus.json").exists()
+        assert (folder / "model_meta.json").exists()
+    assert "strata" not in json.loads((out / "results" / "org__a" / "rev1" /
+                                       "StratifiedNFCorpus.json").read_text())
+    capsys.readouterr()
+    assert main(["leaderboard", str(copies)]) == 0
+    printed = capsys.readouterr().out
+    assert "org/a" in printed and "org/b" in printed
+
+
+def test_a_single_query_gives_a_block_without_the_chance_test(tmp_path, qids, capsys):
+    path, _ = _results(tmp_path / "one", qids[:1], 3)
+    assert main(["stratify", path, "--resamples", "20"]) == 0
+    block = json.loads(open(path).read())["strata"]["test"]
+    assert block["n_queries"] == 1 and block["heterogeneity"] is None
+
+
+def test_report_refuses_an_md_output(tmp_path, qids, capsys):
+    a, _ = _results(tmp_path / "org__m" / "rev", qids, 4)
+    assert main(["report", a, "-o", str(tmp_path / "r.md")]) == 2
+    assert "ends in .md" in capsys.readouterr().err

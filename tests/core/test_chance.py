@@ -107,3 +107,10 @@ def test_bad_input():
         heterogeneity_test([0.1, np.nan], [0, 1])
     with pytest.raises(InputError, match="n_resamples"):
         heterogeneity_test([0.1, 0.2], [0, 1], n_resamples=0)
+
+
+def test_tuple_labels_are_strata():
+    y = np.array([0.9, 0.8, 0.85, 0.1, 0.2, 0.15])
+    labels = [(0, "Low", "High")] * 3 + [(1, "Low", "Low")] * 3
+    res = heterogeneity_test(y, labels, n_resamples=500, min_size=1, seed=0)
+    assert res.n_strata == 2 and {s["stratum"] for s in res.strata} == set(labels)

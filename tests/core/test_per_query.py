@@ -46,3 +46,10 @@ def test_estimators_take_it_aligned_once_with_the_same_numbers():
     np.testing.assert_allclose(per_stratum(pq, d)["bias"].mean[:2], [0.0, 0.0])
     with pytest.raises(InputError, match="do not match the stratified queries"):
         pq.subset(["a", "b"]).aligned(d)
+
+
+def test_the_mapping_contract():
+    pq = PerQuery.from_mapping(_mapping())
+    assert "min" in pq and "range" not in pq and pq.get("range") is None
+    with pytest.raises(KeyError):
+        pq["range"]

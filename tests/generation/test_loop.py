@@ -271,3 +271,29 @@ def test_pooler_is_deterministic_and_keeps_seeds(pooler, slice_data):
     assert a["pool"][:2] == seeds and len(a["pool"]) <= 4
     assert len(a["bm25"]) <= 2 and len(a["dense"]) == 2
     assert set(a["bm25"]) <= set(data.corpus) and set(a["dense"]) <= set(data.corpus)
+
+
+def test_coverage_follows_a_two_bin_grid():
+    """The generator's coverage uses the bins' grid (2 x 2 cells), not the default 3 x 3."""
+    from mteb_stratified.core.cells import CellGrid
+    from mteb_stratified.generation.loop import _State
+
+    st = _State([0, 1], [0, 1], [1, 0], np.array([0.5, 0.5]), {0: "a", 1: "b"}, 1,
+                grid=CellGrid(2, 2))
+    cov = st.coverage()
+    assert cov["cell"]["units"] == 8 and cov["cell"]["covered"] == 2
+
+
+def test_a_rejected_request_is_an_endpoint_error():
+    from mteb_stratified.core.errors import EndpointError
+    from mteb_stratified.generation import BudgetedCalls
+    from mteb_stratified.llm import ChatEndpoint, Permanent
+
+    class Rejects:
+        def complete(self, **kw):
+            raise Permanent("HTTP 404: model not found")
+
+    calls = BudgetedCalls(ChatEndpoint(None, "nope", "k", provider=Rejects()), None, max_calls=3)
+    with pytest.raises(EndpointError, match="rejected a write request") as err:
+        calls.chat("write", [{"role": "user", "content": "x"}], max_tokens=8)
+    assert "--model" in str(err.value)

@@ -29,6 +29,7 @@ from pathlib import Path
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.io.mteb_results import load_task_result, model_of, task_result_files
 from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
+from mteb_stratified.report.html import md_cell
 
 __all__ = ["ResultRow", "COLUMNS", "DEFAULT_COLUMNS", "scan_results", "leaderboard_frame",
            "display_frame", "check_columns", "ranking_note", "to_markdown", "export_leaderboard"]
@@ -169,7 +170,7 @@ def leaderboard_frame(rows: list[ResultRow]):
             row[f"{r.task} {col}"] = r.values.get(col, float("nan"))
     frame = pd.DataFrame(list(table.values()))
     for t in tasks:  # a (model, task) pair that was not run stays NaN
-        for col in present:
+        for col in dict.fromkeys([*present, "expected", "oblivious"]):
             if f"{t} {col}" not in frame:
                 frame[f"{t} {col}"] = float("nan")
     frame["mean_expected"] = frame[[f"{t} expected" for t in tasks]].mean(axis=1)
@@ -189,6 +190,8 @@ def check_columns(columns) -> list[str]:
         return list(DEFAULT_COLUMNS)
     if list(columns) == ["all"]:
         return list(COLUMNS)
+    if "all" in columns:
+        raise InputError("--columns all stands alone", fix="give `all`, or a list of columns")
     unknown = [c for c in columns if c not in COLUMNS]
     if unknown:
         raise InputError(f"unknown leaderboard column(s): {', '.join(unknown)}",
@@ -238,9 +241,10 @@ def to_markdown(frame, digits: int = 4) -> str:
             return f"{v:+.{digits}f}" if "bias" in str(col) else f"{v:.{digits}f}"
         return str(v)
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(fmt(row[c], c) for c in cols) + " |")
+    lines = ["| " + " | ".join(md_cell(c) for c in cols) + " |",
+             "|" + "|".join("---" for _ in cols) + "|"]
+    for _, row in frame.iterrows():  # model names come from data files: escaped
+        lines.append("| " + " | ".join(md_cell(fmt(row[c], c)) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -260,7 +264,8 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     md = (f"Tie-aware leaderboard: {task_text}, main metric {metric}. E = expected value over "
           "all orders of tied scores; range = max − min over those orders; bias = stock "
           "(tie-oblivious) score − E; corpus-weighted E = stratified estimate with strata "
-          "weighted by corpus mass.\n\n" + to_markdown(shown, digits) + "\n\n" + note + "\n")
+          "weighted by corpus mass.\n\n" + to_markdown(shown, digits) + "\n\n" + md_cell(note)
+          + "\n")
     if plain:
         md += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
                f"(e.g. {plain[0].name}).\n")

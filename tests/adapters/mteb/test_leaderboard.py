@@ -143,3 +143,12 @@ def test_leaderboard_out_must_be_a_folder(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert main(["leaderboard", str(tmp_path), "-o", str(tmp_path / "file")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_model_names_from_data_are_escaped_in_markdown(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    _write_result(tmp_path, "org/a|<b>x</b>", "T", _scores(0.3, 0.3))
+    md = export_leaderboard(tmp_path)["markdown"]
+    row = next(line for line in md.splitlines() if line.startswith("| 1 "))
+    assert "<b>" not in md and row.count(" | ") == 5  # the | in the name did not add a column
