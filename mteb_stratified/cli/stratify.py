@@ -249,7 +249,10 @@ def run(args: argparse.Namespace) -> int:
     if len(set(targets)) < len(targets):
         raise InputError(f"several results files would be copied to the same place in {args.out}",
                          fix="stratify them in place (leave out -o/--out), or one at a time")
+    from ..stratification.table import strata_rows, write_strata_table
+
     art, data, strata = load_context(args)
+    table_rows = strata_rows(strata, art, data.qrels)
     for item, vals, target in zip(items, values, targets):
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, n_resamples=args.resamples, seed=args.seed)
@@ -267,11 +270,20 @@ def run(args: argparse.Namespace) -> int:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=2, default=str)
         os.replace(tmp, target)
+        table = os.path.join(os.path.dirname(target),
+                             f"{_safe(args.task)}_strata_{_safe(args.split)}.tsv")
+        write_strata_table(table, table_rows)
         post = block["estimates"]["expected"]["analytic"].get("post_stratified", {})
         print(f"{target}: {item.model}: {block['n_queries']} queries "
               f"({block['n_excluded']} excluded), "
               f"MSC {block['coverage']['cluster']['msc']:.3f}, "
               f"SCC {block['coverage']['cluster']['scc']:.3f}, pooled "
               f"{block['estimates']['expected']['analytic']['pooled']['estimate']:.4f}, "
-              f"corpus-weighted {post.get('estimate', float('nan')):.4f}")
+              f"corpus-weighted {post.get('estimate', float('nan')):.4f}; per-query strata: "
+              f"{table}")
     return 0
+
+
+def _safe(name: str) -> str:
+    """A file-name-safe form of a task or split name."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name)).lstrip(".")

@@ -55,15 +55,26 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="drop names found in more than this share of documents (default: 0.1)")
     g.add_argument("--objective", choices=("modularity", "cpm"), default="modularity",
                    help="Leiden objective (default: modularity)")
-    g.add_argument("--resolution", type=float_in(0, low_open=True), default=1.0, metavar="R",
-                   help="Leiden resolution (default: 1.0)")
+    g.add_argument("--resolution", type=float_in(0, low_open=True), default=0.5, metavar="R",
+                   help="Leiden resolution (default: 0.5)")
     g.add_argument("--min-cluster-size", type=int_at_least(1), default=3, metavar="N",
                    help="smaller clusters are dropped (default: 3)")
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--consensus-runs", type=int_at_least(1), default=10, metavar="R",
+                   help="Leiden runs whose consensus is clustered; 1 = a single run "
+                        "(default: 10)")
+    g.add_argument("--entity-context", choices=("description", "name"), default="description",
+                   help="embed each entity as 'name: first sentence' or the bare name "
+                        "(default: description)")
     b = p.add_argument_group("Δ/J bins (stored in the artifact)")
     b.add_argument("--bins-splits", default="auto", metavar="auto|none|SPLIT[,SPLIT]",
                    help="judged splits whose queries fix the Δ/J cut-points (default: auto = "
-                        "every split but test, or all when test is the only one)")
+                        "every split but test; refused when test is the only judged split, "
+                        "since bins never come from the evaluated queries); none = the fixed "
+                        "cut-points")
+    b.add_argument("--cut-points", default=None, metavar="DA,DB:JA,JB",
+                   help="explicit Δ and J cut-points instead of a reference split, e.g. "
+                        "0.5,0.75:0.25,0.5 (default: from --bins-splits)")
     b.add_argument("--soft-bins", action="store_true",
                    help="also store cut-points for the soft J (embeds the entities; minutes)")
     b.add_argument("--soft-tau", type=float_in(-1, 1), default=None, metavar="COS",
@@ -82,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
     folder = dataset_folder(args.corpus)  # checked before spaCy, torch or faiss load
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the artifact")
-    _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now, not later
+    cuts = _cut_points(args.cut_points)
+    if cuts is None:
+        _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     from ..structure.pipeline import BuildReport, StructureConfig, build_structure
 
     name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
@@ -104,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
         embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
         merge_threshold=args.merge_threshold, min_doc_freq=args.min_doc_freq,
         max_doc_share=args.max_doc_share, objective=args.objective, resolution=args.resolution,
-        min_cluster_size=args.min_cluster_size, seed=args.seed)
+        min_cluster_size=args.min_cluster_size, seed=args.seed,
+        consensus_runs=args.consensus_runs, entity_context=args.entity_context)
     report = BuildReport()
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report,
@@ -154,7 +168,15 @@ def _reference_splits(folder: str, spec: str) -> list[str]:
         return []
     if spec == "auto":
         held_out = [s for s in found if s != "test"]
-        return held_out or found
+        if not held_out and found:
+            raise InputError(
+                f"the only judged split in {folder} is {', '.join(found)}, the split that is "
+                "evaluated: Δ/J cut-points taken from it would be fitted to the queries they "
+                "then stratify",
+                fix="pass a reference split of other queries (--bins-splits dev), explicit "
+                    "cut-points (--cut-points 0.5,0.75:0.25,0.5), or the fixed corpus-"
+                    "independent cut-points (--bins-splits none)")
+        return held_out
     wanted = [s.strip() for s in spec.split(",") if s.strip()]
     unknown = [s for s in wanted if s not in found]
     if not wanted or unknown:
@@ -170,10 +192,16 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
     from ..io import load_beir
     from ..stratification import SOFT_TAU, reference_bins
 
+    cuts = _cut_points(args.cut_points)
+    if cuts is not None:
+        art.metadata["bins"] = {"dispersion": list(cuts[0]), "alignment": list(cuts[1]),
+                                "source": "explicit cut-points (--cut-points)"}
+        art.save(args.out)
+        return f"Δ {_fmt(cuts[0])}, J {_fmt(cuts[1])} (explicit)"
     splits = _reference_splits(folder, args.bins_splits)
     if not splits:
-        return ("none stored (no reference split): Δ/J fall back to document-dispersion "
-                "tertiles and J cut-points (0.2, 0.5)")
+        return ("none stored (no reference split): Δ/J use the fixed cut-points "
+                "Δ (0.5, 0.75), J (0.25, 0.5)")
     if limited:
         return "not computed with --limit (a partial corpus)"
     tau = SOFT_TAU if args.soft_tau is None else args.soft_tau
@@ -189,6 +217,20 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
     soft = f", soft J {_fmt(b['alignment_soft'])} (τ {b['tau']})" if "alignment_soft" in b else ""
     return (f"Δ {_fmt(b['dispersion'])}, J {_fmt(b['alignment'])}{soft} from "
             f"{b['reference']['n_queries']} queries of {', '.join(b['reference']['splits'])}")
+
+
+def _cut_points(spec: str | None):
+    """``"DA,DB:JA,JB"`` → ((DA, DB), (JA, JB)); None when not given."""
+    if spec is None:
+        return None
+    from ..core import Bins
+    try:
+        d, j = spec.split(":")
+        bins = Bins(tuple(float(x) for x in d.split(",")), tuple(float(x) for x in j.split(",")))
+    except (ValueError, InputError):
+        raise InputError(f"--cut-points {spec!r} is not DA,DB:JA,JB (ascending numbers)",
+                         fix="e.g. --cut-points 0.5,0.75:0.25,0.5") from None
+    return bins.dispersion, bins.alignment
 
 
 def _fmt(cuts) -> str:

@@ -7,8 +7,11 @@ each bin an index into the grid's levels.  With n_d dispersion bins and n_j alig
     label(code)   = (c, levels_d[d], levels_j[j])          e.g. (12, "Low", "High")
 
 Level names by bin count: 2 → Low/High, 3 → Low/Med/High (the default), otherwise Q1..Qn.
-Each level also has a **rank** word, ``low``/``mid``/``high`` (its relative position), which is
-what prompts and rules key on, so they follow any number of bins.
+With ``na=True`` (the grid of stored cut-points) each quantity has one more level, ``N/A``, the
+last index: Δ is not applicable to a query with one relevant document, J to a query without
+entities, and such a query gets that level, never a made-up number.
+Each level also has a **rank** word, ``low``/``mid``/``high`` (its relative position; ``na`` for
+N/A), which is what prompts and rules key on, so they follow any number of bins.
 
 The number of bins is set by the corpus' cut-points (:class:`~mteb_stratified.core.strata.Bins`:
 k cut-points make k + 1 bins); :meth:`CellGrid.for_bins` builds the grid that goes with them.
@@ -24,7 +27,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["CellGrid", "GRID", "LEVELS", "level_names"]
+__all__ = ["CellGrid", "GRID", "LEVELS", "NA", "level_names"]
 
 _NAMED = {2: ("Low", "High"), 3: ("Low", "Med", "High")}
 
@@ -38,30 +41,40 @@ def level_names(n_bins: int) -> tuple:
     return _NAMED.get(n, tuple(f"Q{i + 1}" for i in range(n)))
 
 
+#: The level of a query whose Δ or J is not applicable (the last bin index when ``na``).
+NA = "N/A"
+
+
 @dataclass(frozen=True)
 class CellGrid:
-    """The cells of one cluster: ``n_dispersion`` × ``n_alignment`` bins (default 3 × 3)."""
+    """The cells of one cluster: ``n_dispersion`` × ``n_alignment`` bins.
 
-    n_dispersion: int = 3
-    n_alignment: int = 3
+    The counts include the N/A level when ``na`` (the default grid: Low/Med/High/N/A for Δ and
+    for J, 4 × 4 cells per cluster).
+    """
+
+    n_dispersion: int = 4
+    n_alignment: int = 4
+    na: bool = True
 
     def __post_init__(self) -> None:
-        level_names(self.n_dispersion)
-        level_names(self.n_alignment)
+        level_names(self.n_dispersion - self.na)
+        level_names(self.n_alignment - self.na)
 
     @classmethod
     def for_bins(cls, bins) -> "CellGrid":
-        """The grid of a :class:`~mteb_stratified.core.strata.Bins` (cut-points + 1 bins)."""
-        return cls(len(bins.dispersion) + 1, len(bins.alignment) + 1)
+        """The grid of a :class:`~mteb_stratified.core.strata.Bins`: cut-points + 1 bins, and
+        the N/A level."""
+        return cls(len(bins.dispersion) + 2, len(bins.alignment) + 2, True)
 
     # -- levels ---------------------------------------------------------------------------
     @property
     def dispersion_levels(self) -> tuple:
-        return level_names(self.n_dispersion)
+        return level_names(self.n_dispersion - self.na) + ((NA,) if self.na else ())
 
     @property
     def alignment_levels(self) -> tuple:
-        return level_names(self.n_alignment)
+        return level_names(self.n_alignment - self.na) + ((NA,) if self.na else ())
 
     @property
     def shape(self) -> tuple:
@@ -90,8 +103,11 @@ class CellGrid:
         return levels.index(name)
 
     def rank(self, quantity: str, name: str) -> str:
-        """``low`` for the lowest bin, ``high`` for the highest, ``mid`` in between."""
-        i, n = self.index(quantity, name), len(self._levels(quantity))
+        """``low`` for the lowest bin, ``high`` for the highest, ``mid`` in between; ``na`` for
+        the N/A level."""
+        if name == NA and self.na:
+            return "na"
+        i, n = self.index(quantity, name), len(self._levels(quantity)) - self.na
         return "low" if i == 0 else ("high" if i == n - 1 else "mid")
 
     def _levels(self, quantity: str) -> tuple:
@@ -144,7 +160,7 @@ class CellGrid:
         return tuple(self.label(code) for code in range(self.n_cells(n_clusters)))
 
 
-#: The default grid: 3 × 3 cells (Low/Med/High Δ and J).
+#: The default grid: 4 × 4 cells (Low/Med/High/N/A Δ and J).
 GRID = CellGrid()
 #: The default bin names, in code order.
 LEVELS = GRID.dispersion_levels

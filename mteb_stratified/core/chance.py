@@ -33,7 +33,8 @@ import numpy as np
 from .errors import InputError
 from .rng import as_generator
 
-__all__ = ["HeterogeneityResult", "heterogeneity_test", "holm"]
+__all__ = ["HeterogeneityResult", "heterogeneity_test", "holm", "SplitHalfResult",
+           "split_half_reliability", "FlipResult", "flip_test"]
 
 _CHUNK_ENTRIES = 4_000_000  # permutations are drawn in chunks of about this many labels
 
@@ -158,3 +159,175 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
                                null_eta_squared_95=float(np.quantile(null_eta, 0.95)),
                                p_value=float(p), n_resamples=b_total, n_queries=int(q),
                                n_strata=int(k), min_size=int(min_size), strata=strata)
+
+
+def _codes(labels) -> tuple[np.ndarray, int]:
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
+                        len(labels))
+    return codes, len(index)
+
+
+def _split_half_r(y: np.ndarray, codes: np.ndarray, k: int, n_splits: int, rng) -> float:
+    """Mean over random within-stratum halvings of Pearson r between the halves' stratum means."""
+    rs = []
+    n = np.bincount(codes, minlength=k)
+    usable = n >= 2
+    if usable.sum() < 3:
+        return float("nan")
+    for _ in range(n_splits):
+        # within each stratum, a random half (the odd one out to a random side) goes to A
+        u = rng.random(y.size)
+        order = np.lexsort((u, codes))
+        rank = np.empty(y.size, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(n)[:-1]])
+        rank[order] = np.arange(y.size) - np.repeat(starts, n)
+        half = np.floor(n / 2 + rng.random(k) * (n % 2)).astype(np.int64)
+        in_a = rank < half[codes]
+        na = np.bincount(codes[in_a], minlength=k)
+        nb = n - na
+        ok = usable & (na > 0) & (nb > 0)
+        ma = np.bincount(codes[in_a], weights=y[in_a], minlength=k)[ok] / na[ok]
+        mb = np.bincount(codes[~in_a], weights=y[~in_a], minlength=k)[ok] / nb[ok]
+        if ma.size < 3 or ma.std() == 0 or mb.std() == 0:
+            continue
+        rs.append(float(np.corrcoef(ma, mb)[0, 1]))
+    return float(np.mean(rs)) if rs else float("nan")
+
+
+@dataclass(frozen=True)
+class SplitHalfResult:
+    """Split-half reliability of stratum means, against random strata of the same sizes.
+
+    ``r``: the mean Pearson correlation, across strata with n ≥ 2, between the stratum means of
+    two random halves of each stratum's queries; ``spearman_brown`` = 2r / (1 + r), the
+    reliability of means over whole strata; ``null_r``: the same r for random strata (label
+    permutations), mean and 95% point; ``p_value`` = (1 + #{null r ≥ r}) / (1 + B).
+    """
+
+    r: float
+    spearman_brown: float
+    null_r: float
+    null_r_95: float
+    p_value: float
+    n_splits: int
+    n_resamples: int
+    n_strata: int
+
+    def to_dict(self) -> dict:
+        return {"r": self.r, "spearman_brown": self.spearman_brown, "null_r": self.null_r,
+                "null_r_95": self.null_r_95, "p_value": self.p_value,
+                "n_splits": self.n_splits, "n_resamples": self.n_resamples,
+                "n_strata_used": self.n_strata,
+                "null": "random strata of the same sizes (label permutations)"}
+
+
+def split_half_reliability(values, labels, *, n_splits: int = 100, n_resamples: int = 200,
+                           rng=None, seed: int | None = None) -> SplitHalfResult:
+    """Do stratum means replicate across halves of the queries beyond chance?
+
+    Kernel: split each stratum's queries at random into halves A and B (sizes ⌊n/2⌋ and ⌈n/2⌉,
+    the odd one to a random side); r = corr_k(ȳ_k^A, ȳ_k^B) over strata with n_k ≥ 2, averaged
+    over ``n_splits`` splits; Spearman–Brown ρ = 2r / (1 + r).  The null repeats it (with
+    ``max(10, n_splits // 10)`` splits) on ``n_resamples`` random strata of the observed sizes.
+    """
+    y = np.asarray(values, dtype=np.float64)
+    labels = list(labels)
+    if y.ndim != 1 or len(labels) != y.size or not np.all(np.isfinite(y)):
+        raise InputError("values and labels must be 1-D, finite and of the same length",
+                         fix="pass one value and one stratum label per query")
+    if int(n_splits) < 1 or int(n_resamples) < 1:
+        raise InputError("n_splits and n_resamples must be ≥ 1", fix="e.g. 100 and 200")
+    rng = as_generator(rng, seed)
+    codes, k = _codes(labels)
+    r = _split_half_r(y, codes, k, int(n_splits), rng)
+    null_splits = max(10, int(n_splits) // 10)
+    null = np.array([_split_half_r(y, rng.permutation(codes), k, null_splits, rng)
+                     for _ in range(int(n_resamples))])
+    null = null[np.isfinite(null)]
+    sb = 2 * r / (1 + r) if np.isfinite(r) and r > -1 else float("nan")
+    p = ((1 + np.sum(null >= r - 1e-12)) / (1 + null.size)) if np.isfinite(r) and null.size \
+        else float("nan")
+    n_used = int(np.sum(np.bincount(codes, minlength=k) >= 2))
+    return SplitHalfResult(float(r), float(sb),
+                           float(null.mean()) if null.size else float("nan"),
+                           float(np.quantile(null, 0.95)) if null.size else float("nan"),
+                           float(p), int(n_splits), int(null.size), n_used)
+
+
+def _flips(d: np.ndarray, codes: np.ndarray, k: int, min_size: int, alpha: float,
+           overall: float) -> tuple[int, int, int]:
+    """(tested strata, strata whose mean difference has the opposite sign, significant ones)."""
+    from scipy import stats
+
+    n = np.bincount(codes, minlength=k)
+    tested = np.flatnonzero(n >= min_size)
+    if tested.size == 0 or overall == 0:
+        return int(tested.size), 0, 0
+    sums = np.bincount(codes, weights=d, minlength=k)
+    sq = np.bincount(codes, weights=d * d, minlength=k)
+    m = sums[tested] / n[tested]
+    var = (sq[tested] - n[tested] * m * m) / np.maximum(n[tested] - 1, 1)
+    se = np.sqrt(np.maximum(var, 0) / n[tested])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, m / se, 0.0)
+    p = 2 * stats.t.sf(np.abs(t), np.maximum(n[tested] - 1, 1))
+    p = np.where(se > 0, p, 1.0)
+    opposite = np.sign(m) == -np.sign(overall)
+    sig = holm(p) <= alpha
+    return int(tested.size), int(opposite.sum()), int((opposite & sig).sum())
+
+
+@dataclass(frozen=True)
+class FlipResult:
+    """Per-stratum order flips of two systems, against random strata of the same sizes.
+
+    A stratum (n ≥ ``min_size``) *flips* when its mean paired difference a − b has the opposite
+    sign to the overall mean difference; the flip is *significant* when a paired t-test of that
+    stratum's differences, Holm-corrected over the tested strata, has p ≤ α.  The rates are
+    per tested stratum; ``null_*`` are their means over random strata (label permutations).
+    """
+
+    tested: int
+    flips: int
+    significant_flips: int
+    flip_rate: float
+    null_flip_rate: float
+    significant_rate: float
+    null_significant_rate: float
+    p_value: float
+    n_resamples: int
+    alpha: float
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__} | {
+            "test": "paired t per stratum, Holm over tested strata",
+            "null": "random strata of the same sizes (label permutations)"}
+
+
+def flip_test(a, b, labels, *, min_size: int = 5, alpha: float = 0.05, n_resamples: int = 500,
+              rng=None, seed: int | None = None) -> FlipResult:
+    """Flips of system ``a`` against ``b`` across strata, next to the flip rate of random strata.
+
+    ``p_value``: the share of random stratifications with at least as many flips as observed
+    (the observed strata flip more than chance when it is small).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    labels = list(labels)
+    if a.shape != b.shape or a.ndim != 1 or len(labels) != a.size \
+            or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise InputError("a, b and labels must be 1-D, finite and of the same length",
+                         fix="pass both systems' per-query values on the same queries")
+    rng = as_generator(rng, seed)
+    d = a - b
+    overall = float(d.mean())
+    codes, k = _codes(labels)
+    tested, flips, sig = _flips(d, codes, k, min_size, alpha, overall)
+    null = np.array([_flips(d, rng.permutation(codes), k, min_size, alpha, overall)
+                     for _ in range(int(n_resamples))], dtype=np.float64).reshape(-1, 3)
+    denom = max(tested, 1)
+    p = (1 + np.sum(null[:, 1] >= flips)) / (1 + len(null))
+    return FlipResult(tested, flips, sig, flips / denom, float(null[:, 1].mean() / denom),
+                      sig / denom, float(null[:, 2].mean() / denom), float(p),
+                      int(n_resamples), float(alpha))

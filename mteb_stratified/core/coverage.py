@@ -1,17 +1,18 @@
 """How well a query set covers a corpus' semantic structure: MSC, SCC and the gap list.
 
 Our definitions (the paper does not publish them).  With C clusters, n_c the number of queries
-whose primary cluster is c and w_c the cluster's corpus mass (Σ_d m_d(c) / |D|):
+whose primary cluster is c and w_c the cluster's corpus mass (its stratum weight: the share of
+documents whose own stratum is c, the structure's clusters table ``mass``):
 
 * **MSC** (minimum semantic coverage) = |{c : n_c ≥ 1}| / C;
 * **SCC** (sufficient corpus coverage) = Σ_{c : n_c ≥ n_min} w_c / Σ_c w_c, the share of corpus
   mass in clusters that hold at least ``n_min`` queries;
 * **gaps**: the clusters with n_c = 0, heaviest corpus mass first (with their labels).
 
-At **cell level** the units are the cells (cluster × Δ bin × J bin; 9 per cluster with the
-default 3 × 3 grid of :mod:`.cells`); a cell's mass is
+At **cell level** the units are the cells (cluster × Δ bin × J bin; 16 per cluster with the
+default 4 × 4 grid of :mod:`.cells`, N/A levels included); a cell's mass is
 w_c · share_c(Δ bin, J bin), with the within-cluster shares given (e.g. from a reference
-distribution) or, by default, equal (1/9 with 3 × 3 cells); MSC counts the cells of positive
+distribution) or, by default, equal (1/16 with 4 × 4 cells); MSC counts the cells of positive
 mass.
 
 ``n_min`` defaults to :data:`DEFAULT_N_MIN` = 5: below 5 queries a stratum's t interval has

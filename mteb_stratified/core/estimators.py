@@ -2,8 +2,8 @@
 
 Notation: stratum h has n_h queries with values y_hi, mean ȳ_h and sample variance
 s_h² = Σ_i (y_hi − ȳ_h)² / (n_h − 1); Q = Σ_h n_h; W_h is the stratum's population weight (the
-cluster's corpus mass, normalised so that Σ W_h = 1 over *all* strata, those without queries
-included).  Side by side (:func:`stratified_estimates`):
+cluster's corpus mass — its stratum weight, the share of documents whose own stratum it is —
+normalised so that Σ W_h = 1 over *all* strata, those without queries included).  Side by side (:func:`stratified_estimates`):
 
 * **pooled** (query-weighted): ȳ = Σ_hi y_hi / Q,  SE = s / √Q, s the sample SD of all values;
 * **macro** (equal stratum weights over the H strata with queries; strata without queries

@@ -1,35 +1,52 @@
 """Per-query strata: primary cluster, relevance dispersion Δ, query–document alignment J, bins.
 
 Every definition here is **ours: the paper does not publish it**.  With m_d(c) the cluster mass
-of document d (the share of d's entities in cluster c), rel(q) the documents judged with grade
-≥ ``level`` for query q, and E(·) the normalised entity set of a query or document:
+of document d (its specificity-weighted share of entities in cluster c, rows summing to 1),
+rel(q) the n_q documents judged with grade ≥ ``level`` for query q, and E(·) the normalised
+entity set of a query or document:
 
 * **cluster profile**   a_q(c) = Σ_{d∈rel(q)} m_d(c),   p_q(c) = a_q(c) / Σ_c' a_q(c');
-* **primary cluster**   c*(q) = argmax_c a_q(c), ties (within a relative 1e-12) → smallest id;
-  the full membership vector is p_q;
-* **dispersion**        Δ(q) = −Σ_c p_q(c) log p_q(c) / log k_q, with k_q = |{c : p_q(c) > 0}|,
-  and Δ(q) = 0 when k_q = 1 (0: one cluster; 1: spread evenly over the clusters present);
-* **alignment**         J(q) = |E(q) ∩ U_q| / |E(q) ∪ U_q| with U_q = ∪_{d∈rel(q)} E(d)
-  (J = 0 when both sets are empty); the *soft* variant counts an entity as matched when some
-  entity of the other side has cosine similarity ≥ τ (or is the same string)::
+* **primary cluster**   c*(q) = argmax_c a_q(c); ties (within a relative 1e-12) go to the tied
+  cluster with the smallest hash h(q, c) (BLAKE2b of the query id and the cluster id): fixed for
+  a query, and with no preference for large or small clusters (a smallest-id rule sent 29% of
+  NFCorpus queries to the largest cluster).  One rule for everything: a document's own stratum
+  is the same argmax of m_d (ties by h(d, c)), and a stratum's corpus weight is the share of
+  corpus documents whose own stratum it is (:meth:`ClusterWeights.primary_share`), i.e. weights
+  are counted the way queries are assigned;
+* **dispersion**        the mean total-variation distance between the cluster profiles of two
+  distinct relevant documents::
 
-      J_soft(q) = ½(|M_q| + |M_U|) / (|E(q)| + |U_q| − ½(|M_q| + |M_U|))
+      Δ(q) = (2 / (n_q (n_q − 1))) Σ_{d<d' ∈ rel(q)} ½ Σ_c |m_d(c) − m_d'(c)|      (n_q ≥ 2)
 
-  with M_q the matched entities of E(q) and M_U those of U_q; it equals J when only identical
-  strings match;
+  0: every relevant document has the same profile; 1: no two share a cluster.  A U-statistic:
+  its expectation does not grow or shrink with n_q (the normalised entropy of p_q did, at
+  ρ(Δ, |rel|) = −0.79 on NFCorpus).  **Not applicable** (NaN, the N/A level) when n_q = 1;
+* **alignment**         the mean containment of the query's entities in a relevant document::
+
+      J(q) = (1 / n_q) Σ_{d∈rel(q)} |E(q) ∩ E(d)| / |E(q)|
+
+  the share of the query's entities a relevant document carries, averaged over rel(q), so it
+  does not shrink as rel(q) grows (a Jaccard against the union of ~38 relevant documents had
+  median 0.0001).  **Not applicable** (NaN) when the query has no entity.  The *soft* variant
+  counts a query entity as found in d when some entity of d is the same string or has cosine
+  similarity ≥ τ; it equals J when only identical strings match;
 * **bins**  Low/Med/High with two cut-points (a, b) per quantity: Low x ≤ a, Med a < x ≤ b,
-  High x > b (k cut-points make k + 1 bins; names and cell codes: :mod:`.cells`).  The cut-points are fixed per corpus (a :class:`Bins`, computed once from a
-  reference distribution and stored with the corpus structure), never tertiles of the query set
-  being evaluated, so a query is binned the same way whatever query set it is evaluated with;
-* **stratum** of q: the cell (c*(q), Δ bin, J bin) — 3 × 3 cells per cluster by default
-  (scheme ``"cell"``; encoding in :mod:`.cells`), or the cluster alone (scheme ``"cluster"``).
+  High x > b (k cut-points make k + 1 bins), plus the N/A level (names and cell codes:
+  :mod:`.cells`).  The cut-points are fixed per corpus (a :class:`Bins`, computed once from a
+  reference query pool that is never the evaluated query set, and stored with the corpus
+  structure), so a query is binned the same way whatever query set it is evaluated with;
+* **stratum** of q: the cell (c*(q), Δ bin, J bin) (scheme ``"cell"``; encoding in
+  :mod:`.cells`), or the cluster alone (scheme ``"cluster"``).
 
-Queries with no relevant document, or whose relevant documents carry no cluster mass, are not
-dropped silently: they are listed in :attr:`QueryStrata.excluded` with the reason.
+The definitions of Δ and J were chosen by measurement on NFCorpus dev, never test
+(``benchmarks/results/strata_definitions.txt``).  Queries with no relevant document, or whose
+relevant documents carry no cluster mass, are not dropped silently: they are listed in
+:attr:`QueryStrata.excluded` with the reason.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -40,8 +57,8 @@ from .cells import GRID, LEVELS, CellGrid
 from .errors import InputError
 
 __all__ = ["ClusterWeights", "Bins", "DEFAULT_BINS", "LEVELS", "SCHEMES", "ExcludedQuery",
-           "QueryStrata", "stratify", "jaccard", "soft_jaccard", "document_dispersion",
-           "check_scheme", "mass_array"]
+           "QueryStrata", "stratify", "jaccard", "soft_containment", "document_dispersion",
+           "check_scheme", "mass_array", "tie_hash", "argmax_rows"]
 
 #: Stratum schemes: the primary cluster alone, or the cluster × Δ bin × J bin cell.
 SCHEMES = ("cluster", "cell")
@@ -54,6 +71,40 @@ def check_scheme(scheme: str) -> str:
         raise InputError(f"unknown stratum scheme {scheme!r}",
                          fix=f"use one of {', '.join(SCHEMES)}")
     return scheme
+
+
+def tie_hash(key, cluster: int) -> int:
+    """h(key, c): the 64-bit BLAKE2b hash of ``repr(key)`` and the cluster id, which breaks an
+    argmax tie (smallest hash wins): fixed per query or document, blind to cluster size."""
+    h = hashlib.blake2b(f"{key!r}\x00{int(cluster)}".encode("utf-8"), digest_size=8)
+    return int.from_bytes(h.digest(), "big")
+
+
+def argmax_rows(matrix: sparse.csr_matrix, keys: Sequence) -> np.ndarray:
+    """Per CSR row: the column of the largest value, ties (relative 1e-12) broken by
+    :func:`tie_hash` of the row's key; −1 for an empty row."""
+    m = matrix
+    n = m.shape[0]
+    out = np.full(n, -1, dtype=np.int64)
+    nonempty = np.diff(m.indptr) > 0
+    if not nonempty.any():
+        return out
+    starts = m.indptr[:-1][nonempty]
+    rowmax = np.maximum.reduceat(m.data, starts)
+    full_max = np.zeros(n)
+    full_max[nonempty] = rowmax
+    rows = np.repeat(np.arange(n), np.diff(m.indptr))
+    top = m.data >= full_max[rows] * (1 - _TIE_RTOL)
+    n_top = np.bincount(rows[top], minlength=n)
+    first = np.full(n, -1, dtype=np.int64)
+    pos = np.flatnonzero(top)
+    first[rows[pos[::-1]]] = m.indices[pos[::-1]]  # any tied column; fixed below for ties
+    out[nonempty] = first[nonempty]
+    for r in np.flatnonzero(n_top > 1):
+        lo, hi = m.indptr[r], m.indptr[r + 1]
+        tied = m.indices[lo:hi][top[lo:hi]]
+        out[r] = int(min(tied.tolist(), key=lambda c: tie_hash(keys[r], c)))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,8 +208,26 @@ class ClusterWeights:
                                  shape=(self.n_docs, self.n_clusters))
 
     def corpus_mass(self) -> np.ndarray:
-        """Corpus mass of every cluster: w(c) = Σ_d m_d(c) / |D|  (shape (n_clusters,))."""
+        """Corpus mass of every cluster: w(c) = Σ_d m_d(c) / |D|  (shape (n_clusters,)).
+
+        The fractional membership mass; stratum weights use :meth:`primary_share`, which counts
+        documents the way queries are assigned."""
         return np.bincount(self.indices, self.data, minlength=self.n_clusters) / max(self.n_docs, 1)
+
+    def primary(self) -> np.ndarray:
+        """Each document's own stratum: argmax_c m_d(c), ties by h(d, c); −1 without mass."""
+        cached = self.__dict__.get("_primary")
+        if cached is None:
+            cached = argmax_rows(self.to_csr(), self.doc_ids)
+            object.__setattr__(self, "_primary", cached)
+        return cached.copy()
+
+    def primary_share(self) -> np.ndarray:
+        """Stratum weights by the argmax rule: w(c) = |{d : argmax m_d = c}| / |D|, the share of
+        corpus documents whose own stratum is c (shape (n_clusters,); documents without mass
+        count in |D| and in no cluster)."""
+        p = self.primary()
+        return np.bincount(p[p >= 0], minlength=self.n_clusters) / max(self.n_docs, 1)
 
 
 def mass_array(cluster_mass, n_clusters: int | None = None) -> np.ndarray:
@@ -207,8 +276,8 @@ class Bins:
     query pool), store it with the structure (:meth:`to_dict`) and reuse it for every query set.
     """
 
-    dispersion: tuple = (0.0, 0.5)
-    alignment: tuple = (0.2, 0.5)
+    dispersion: tuple = (0.5, 0.75)
+    alignment: tuple = (0.25, 0.5)
     source: str = "fixed"
 
     def __post_init__(self) -> None:
@@ -247,11 +316,12 @@ class Bins:
         return cls(cuts["dispersion"], cuts["alignment"], source)
 
     def bin_dispersion(self, x) -> np.ndarray:
-        """Bin indices (0 = lowest; :mod:`.cells` names them) of Δ values; −1 for NaN."""
+        """Bin indices (0 = lowest; :mod:`.cells` names them) of Δ values; NaN (n_q = 1) →
+        the N/A level."""
         return _bin(x, self.dispersion)
 
     def bin_alignment(self, x) -> np.ndarray:
-        """Bin indices (0 = lowest) of J values; −1 for NaN."""
+        """Bin indices (0 = lowest) of J values; NaN (no query entity) → the N/A level."""
         return _bin(x, self.alignment)
 
     def to_dict(self) -> dict:
@@ -268,14 +338,16 @@ class Bins:
 
 
 def _bin(x, cuts) -> np.ndarray:
+    """Bin index per value; NaN (not applicable) → the N/A index, ``len(cuts) + 1``."""
     x = np.asarray(x, dtype=np.float64)
     out = np.searchsorted(np.asarray(cuts), x, side="left").astype(np.int8)
-    out[np.isnan(x)] = -1
+    out[np.isnan(x)] = len(cuts) + 1
     return out
 
 
-#: Fixed fallback cut-points: Δ Low = a single cluster, High = more than half the maximum
-#: entropy; J Low ≤ 0.2 < Med ≤ 0.5 < High.  Prefer corpus-specific :meth:`Bins.from_reference`.
+#: Fixed fallback cut-points (ours, corpus-independent): Δ Low ≤ 0.5 < Med ≤ 0.75 < High (mean
+#: total-variation distance between relevant documents' profiles); J Low ≤ 0.25 < Med ≤ 0.5 <
+#: High (mean containment).  Prefer corpus-specific :meth:`Bins.from_reference`.
 DEFAULT_BINS = Bins()
 
 
@@ -283,7 +355,7 @@ DEFAULT_BINS = Bins()
 # Δ and J kernels
 # ---------------------------------------------------------------------------------------------
 
-def _row_entropy(indptr: np.ndarray, p: np.ndarray) -> np.ndarray:
+def row_entropy(indptr: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Normalised entropy per CSR row of probabilities p > 0 (0 for rows with ≤ 1 entries)."""
     k = np.diff(indptr)
     plogp = np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
@@ -298,17 +370,16 @@ def _row_entropy(indptr: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def document_dispersion(weights: ClusterWeights) -> np.ndarray:
-    """Δ of each document's own cluster profile m_d (a pseudo-query with rel = {d}).
-
-    A reference distribution for :meth:`Bins.from_reference` computed once per corpus; documents
-    without cluster mass get NaN.
+    """The evenness of each document's own cluster profile: −Σ_c m_d(c) log m_d(c) / log k_d
+    (0: one cluster; NaN without cluster mass).  Not Δ (which needs two relevant documents);
+    generation uses it to pick concentrated seed documents first.
     """
     m = weights.to_csr()
     m.eliminate_zeros()
     tot = np.asarray(m.sum(axis=1)).ravel()
     rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
     p = m.data / np.where(tot > 0, tot, 1.0)[rows]
-    out = _row_entropy(m.indptr, p)
+    out = row_entropy(m.indptr, p)
     out[tot <= 0] = np.nan
     return out
 
@@ -330,31 +401,37 @@ def _unit(vectors: Mapping, names: Sequence) -> tuple[np.ndarray, np.ndarray]:
     return v / np.where(norm > 0, norm, 1.0), has
 
 
-def soft_jaccard(a: Iterable, b: Iterable, vectors: Mapping | Callable | None, tau: float) -> float:
-    """Soft Jaccard by embedding matching (our definition, see the module docstring).
+def soft_containment(query: Iterable, docs: Sequence[Iterable], vectors: Mapping | Callable | None,
+                     tau: float) -> float:
+    """The soft J of one query (our definition, see the module docstring).
 
-    An entity of A is matched when some entity of B is the same string or has cosine ≥ ``tau``
-    (and vice versa).  ``vectors`` maps an entity to its embedding (a Mapping or a callable
-    returning a vector or None); entities without one match by string only.
+    J_soft = (1 / n) Σ_d |{e ∈ E(q) : e matches some entity of d}| / |E(q)|, where e matches f
+    when e == f or cos(v_e, v_f) ≥ ``tau``.  ``docs``: the entity sets of the n relevant
+    documents; ``vectors`` maps an entity to its embedding (a Mapping or a callable returning a
+    vector or None; entities without one match by string only).  NaN when the query has no
+    entity (J is not applicable); equals the exact J when only identical strings match.
     """
-    a, b = sorted(set(a)), sorted(set(b))
-    if not a and not b:
+    a = sorted(set(query))
+    docs = [sorted(set(d)) for d in docs]
+    if not a:
+        return float("nan")
+    if not docs:
         return 0.0
-    same = np.array([[x == y for y in b] for x in a], dtype=bool).reshape(len(a), len(b))
-    match = same.copy()
-    if vectors is not None and a and b:
-        if callable(vectors) and not isinstance(vectors, Mapping):
-            fn = vectors
-            vectors = {n: v for n in (*a, *b) if (v := fn(n)) is not None}
-        ua, ha = _unit(vectors, a)
-        ub, hb = _unit(vectors, b)
-        if ua.size and ub.size:
-            sub = (ua @ ub.T) >= tau
-            match[np.ix_(ha, hb)] |= sub
-    ma = int(match.any(axis=1).sum())
-    mb = int(match.any(axis=0).sum())
-    inter = 0.5 * (ma + mb)
-    return inter / (len(a) + len(b) - inter)
+    if callable(vectors) and not isinstance(vectors, Mapping):
+        fn = vectors
+        names = set(a).union(*docs)
+        vectors = {n: v for n in sorted(names) if (v := fn(n)) is not None}
+    ua, ha = _unit(vectors, a) if vectors is not None else (np.zeros((0, 0)), None)
+    total = 0.0
+    for b in docs:
+        match = np.array([x in set(b) for x in a], dtype=bool)
+        if vectors is not None and b and ua.size:
+            ub, hb = _unit(vectors, b)
+            if ub.size:
+                close = ((ua @ ub.T) >= tau).any(axis=1)
+                match[ha] |= close
+        total += match.mean()
+    return total / len(docs)
 
 
 def _positions(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -366,11 +443,56 @@ def _positions(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - before, lens) + np.arange(total)
 
 
-def _exact_alignment(qi: np.ndarray, di: np.ndarray, queries: Sequence, query_entities: Mapping,
-                     doc_entities: Mapping, doc_ids: Sequence) -> np.ndarray:
-    """J(q) for every query, vectorised: entities interned to ids, U_q as unique (q, e) codes.
+def pairwise_dispersion(qi: np.ndarray, di: np.ndarray, weights: ClusterWeights,
+                        n_queries: int) -> np.ndarray:
+    """Δ(q), the mean pairwise total-variation distance (module docstring), for every query.
 
-    ``qi``/``di``: the (query row, document row) pairs of rel(q).
+    ``qi``/``di``: the (query row, document row) pairs of rel(q), each pair once.  Kernel: for
+    one cluster c, the n values x_1 ≤ … ≤ x_n of m_d(c) over rel(q) (zeros included) give
+    Σ_{i<j} |x_i − x_j| = Σ_k (2k − n − 1) x_(k); summed over c and halved, that is
+    Σ_{d<d'} TV(m_d, m_d'), so one sort of the nonzero entries serves every query::
+
+        Δ(q) = Σ_c Σ_k (2k − n_q − 1) x_(k),c / (n_q (n_q − 1))
+
+    NaN when n_q < 2.
+    """
+    n_q = np.bincount(qi, minlength=n_queries).astype(np.int64)
+    start = weights.indptr[di]
+    lens = weights.indptr[di + 1] - start
+    offs = _positions(start, lens)
+    q = np.repeat(qi, lens)
+    c = weights.indices[offs]
+    v = weights.data[offs]
+    keep = v > 0
+    q, c, v = q[keep], c[keep], v[keep]
+    out = np.full(n_queries, np.nan)
+    if q.size:
+        order = np.lexsort((v, c, q))
+        q, c, v = q[order], c[order], v[order]
+        new = np.ones(q.size, dtype=bool)
+        new[1:] = (q[1:] != q[:-1]) | (c[1:] != c[:-1])
+        grp = np.cumsum(new) - 1
+        grp_start = np.flatnonzero(new)
+        grp_len = np.diff(np.append(grp_start, q.size))
+        j = np.arange(q.size) - grp_start[grp] + 1          # rank among the nonzeros
+        z = n_q[q] - grp_len[grp]                            # zeros of that (q, c) column
+        coef = 2.0 * (z + j) - n_q[q] - 1
+        total = np.bincount(q, coef * v, minlength=n_queries)
+    else:
+        total = np.zeros(n_queries)
+    many = n_q >= 2
+    out[many] = total[many] / (n_q[many] * (n_q[many] - 1.0))
+    return np.clip(out, 0.0, 1.0)
+
+
+def alignment_figures(qi: np.ndarray, di: np.ndarray, queries: Sequence, query_entities: Mapping,
+                     doc_entities: Mapping, doc_ids: Sequence) -> dict:
+    """Alignment figures for every query, vectorised: entities interned to ids, (q, e) codes.
+
+    ``qi``/``di``: the (query row, document row) pairs of rel(q).  Returns ``{"containment":
+    J(q) (module docstring), "union_containment": |E(q) ∩ U_q| / |E(q)|, "union_jaccard":
+    |E(q) ∩ U_q| / |E(q) ∪ U_q|}`` with U_q = ∪_{d∈rel(q)} E(d) (the last two for comparison:
+    they move with |rel|); NaN for a query without entities.
     """
     Q = len(queries)
     vocab: dict = {}
@@ -404,7 +526,24 @@ def _exact_alignment(qi: np.ndarray, di: np.ndarray, queries: Sequence, query_en
         hit = np.zeros(len(codes), dtype=bool)
     inter = np.bincount(q_rows[hit], minlength=Q)
     denom = q_len + u_size - inter
-    return np.where(denom > 0, inter / np.where(denom > 0, denom, 1), 0.0)
+    has = q_len > 0
+    safe_len = np.where(has, q_len, 1)
+    # per (q, d) pair: |E(q) ∩ E(d)|; the query's codes are sorted for a membership lookup
+    q_codes = np.sort(codes)
+    pair_codes = np.repeat(qi, lens) * V + d_ent[_positions(d_start[inv], lens)]
+    if q_codes.size and pair_codes.size:
+        pos = np.searchsorted(q_codes, pair_codes)
+        in_q = q_codes[np.minimum(pos, len(q_codes) - 1)] == pair_codes
+    else:
+        in_q = np.zeros(len(pair_codes), dtype=bool)
+    n_rel = np.bincount(qi, minlength=Q)
+    hits = np.bincount(np.repeat(qi, lens)[in_q], minlength=Q)
+    nan = np.full(Q, np.nan)
+    return {
+        "containment": np.where(has, hits / (safe_len * np.maximum(n_rel, 1)), nan),
+        "union_containment": np.where(has, inter / safe_len, nan),
+        "union_jaccard": np.where(has, inter / np.where(denom > 0, denom, 1), nan),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -428,8 +567,10 @@ class QueryStrata:
     queries : tuple of query ids (row order of every array).
     primary : (Q,) int64, primary cluster c*(q).
     membership : (Q, C) scipy CSR matrix, p_q(c) (rows sum to 1).
-    dispersion : (Q,) float64, Δ(q) in [0, 1].
-    alignment : (Q,) float64, J(q) in [0, 1]; NaN when no entities were given.
+    dispersion : (Q,) float64, Δ(q) in [0, 1]; NaN (N/A) with fewer than two relevant
+        documents that carry cluster mass.
+    alignment : (Q,) float64, J(q) in [0, 1]; NaN (N/A) for a query without entities, and for
+        every query when no entities were given (``alignment_computed`` False).
     bins : the corpus' fixed :class:`Bins`.
     n_clusters : C.
     excluded : queries not stratified, with reasons.
@@ -444,6 +585,7 @@ class QueryStrata:
     n_clusters: int
     excluded: tuple = ()
     level: float = 1
+    alignment_computed: bool = True
 
     @property
     def n_queries(self) -> int:
@@ -459,7 +601,7 @@ class QueryStrata:
 
     @property
     def has_alignment(self) -> bool:
-        return not np.all(np.isnan(self.alignment)) or self.n_queries == 0
+        return self.alignment_computed
 
     @property
     def grid(self) -> CellGrid:
@@ -515,10 +657,12 @@ class QueryStrata:
         out = {}
         for i, q in enumerate(self.queries):
             j = float(self.alignment[i])
-            out[q] = {"cluster": int(self.primary[i]), "dispersion": float(self.dispersion[i]),
+            dv = float(self.dispersion[i])
+            out[q] = {"cluster": int(self.primary[i]), "dispersion": None if np.isnan(dv) else dv,
                       "dispersion_bin": g.level("dispersion", db[i]),
                       "alignment": None if np.isnan(j) else j,
-                      "alignment_bin": g.level("alignment", ab[i])}
+                      "alignment_bin": g.level("alignment", ab[i]) if self.has_alignment
+                      else None}
         return out
 
     def _row(self, qid) -> int:
@@ -544,7 +688,7 @@ class QueryStrata:
         rows = np.array([index[q] for q in qids], dtype=np.int64)
         return QueryStrata(tuple(qids), self.primary[rows], self.membership[rows],
                            self.dispersion[rows], self.alignment[rows], self.bins,
-                           self.n_clusters, (), self.level)
+                           self.n_clusters, (), self.level, self.alignment_computed)
 
 
 def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWeights | Mapping, *,
@@ -653,15 +797,12 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
     qi_final, di_final = qi, di
     counts = np.diff(prof.indptr)
     rows = np.repeat(np.arange(Q), counts)
-    # primary cluster: largest a_q(c), ties within a relative 1e-12 → smallest id
-    primary = np.zeros(Q, dtype=np.int64)
-    if Q:
-        rowmax = np.maximum.reduceat(prof.data, prof.indptr[:-1])
-        top = prof.data >= rowmax[rows] * (1 - _TIE_RTOL)
-        primary = np.minimum.reduceat(np.where(top, prof.indices, C), prof.indptr[:-1])
+    # primary cluster: largest a_q(c), ties within a relative 1e-12 → smallest h(q, c)
+    primary = argmax_rows(prof, kept) if Q else np.zeros(0, dtype=np.int64)
     p = prof.data / mass[rows] if Q else prof.data
     membership = sparse.csr_matrix((p, prof.indices, prof.indptr), shape=(Q, C))
-    dispersion = _row_entropy(prof.indptr, p)
+    with_mass = np.diff(weights.indptr)[di_final] > 0
+    dispersion = pairwise_dispersion(qi_final[with_mass], di_final[with_mass], weights, Q)
     alignment = np.full(Q, np.nan)
     if query_entities is not None:
         missing = [q for q in kept if q not in query_entities]
@@ -670,15 +811,15 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
                              fix="extract entities for every query (an empty set for none) with "
                                  "the corpus' extractor")
         if entity_vectors is None:
-            alignment = _exact_alignment(qi_final, di_final, kept, query_entities, doc_entities,
-                                         weights.doc_ids)
+            alignment = alignment_figures(qi_final, di_final, kept, query_entities, doc_entities,
+                                         weights.doc_ids)["containment"]
         else:
             doc_sets: dict = {}
             for i, (q, rel) in enumerate(zip(kept, rel_docs)):
                 for d in rel:
                     if d not in doc_sets:
                         doc_sets[d] = frozenset(doc_entities.get(d, ()))
-                u = frozenset().union(*(doc_sets[d] for d in rel))
-                alignment[i] = soft_jaccard(query_entities[q], u, entity_vectors, tau)
+                alignment[i] = soft_containment(query_entities[q], [doc_sets[d] for d in rel],
+                                                entity_vectors, tau)
     return QueryStrata(tuple(kept), np.asarray(primary, dtype=np.int64), membership, dispersion,
-                       alignment, bins, C, tuple(excluded), level)
+                       alignment, bins, C, tuple(excluded), level, query_entities is not None)

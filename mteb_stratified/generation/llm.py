@@ -47,11 +47,13 @@ REGISTER = {
            "{terms}.",
     "mid": "Use exactly one of these terms and say the rest in your own words: {terms}.",
     "high": "Use these terms from the documents: {terms}.",
+    "na": "Ask in plain words, with no technical term.",
 }
 SPREAD = {
     "low": "Ask about the topic that the documents share.",
     "mid": "Ask about a topic that connects the documents.",
     "high": "Ask a broad question that every one of these documents answers in part.",
+    "na": "Ask a question that this one document answers.",
 }
 #: Worked examples (few-shot): small models follow the JSON form far more often.  Where there are
 #: two, the negative one comes first: small models lean towards the answer of the last example,

@@ -69,7 +69,7 @@ REASONS = {
 }
 #: Targets of equal priority: the highest J bin first (queries in the documents' own terms are
 #: the easiest to write and verify), then the lowest Δ bin.
-_J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2}
+_J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2, "na": 3}
 
 
 @runtime_checkable
@@ -264,10 +264,14 @@ class _Seeds:
         cfg = self.cfg
         c = target.cluster
         rank = target.rank("dispersion")
-        n = 1 if rank == "low" else max(cfg.n_seeds, 2)
-        n_own = n if rank == "low" else (max(n - 1, 1) if rank == "mid" else 1)
+        # N/A: one relevant document (Δ needs two); Low: several documents of the cluster
+        # itself (similar profiles); Mid: mostly its own plus a related cluster's; High: one
+        # of its own, the rest from related clusters
+        single = rank == "na"
+        n = 1 if single else max(cfg.n_seeds, 2)
+        n_own = n if rank in ("na", "low") else (max(n - 1, 1) if rank == "mid" else 1)
         central = self.central(c, cfg.central_docs)
-        pool = central[:max(n_own, len(central) // 2)] if rank == "low" else central
+        pool = central[:max(n_own, len(central) // 2)] if rank in ("na", "low") else central
         chosen = [int(x) for x in rng.choice(pool, size=min(n_own, len(pool)), replace=False)]
         related = self.related(c)
         if n - len(chosen) > 0 and related:

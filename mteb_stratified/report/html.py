@@ -34,17 +34,20 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_ma
 #: Terms the report uses, in plain words (shown in the HTML and the Markdown).
 GLOSSARY = (
     ("cluster", "a group of related entities (terms) found in the corpus documents, from the "
-                "entity graph clustered with Leiden; a document's cluster mass is the share of "
-                "its entities in each cluster."),
+                "entity graph clustered with Leiden; a document belongs to the cluster that "
+                "holds most of its (idf-weighted) entities, and a cluster's corpus mass is the "
+                "share of documents that belong to it."),
     ("stratum", "the queries whose relevant documents sit mostly in one cluster (the query's "
                 "primary cluster); scheme 'cell' splits each cluster by Δ and J bins."),
     ("MSC", "Minimum Semantic Coverage: the share of clusters that hold at least one query."),
     ("SCC", "Sufficient Corpus Coverage: the share of the corpus mass in clusters that hold at "
             "least n_min queries."),
-    ("Δ (dispersion)", "how evenly a query's relevant documents spread over clusters (0 = one "
-                       "cluster); binned Low/Med/High at cut-points fixed per corpus."),
-    ("J (alignment)", "the overlap of the query's entities with its relevant documents' "
-                      "entities; binned Low/Med/High at cut-points fixed per corpus."),
+    ("Δ (dispersion)", "how different the cluster profiles of a query's relevant documents "
+                       "are (mean distance between two of them: 0 = alike); binned Low/Med/High "
+                       "at cut-points fixed per corpus; N/A with one relevant document."),
+    ("J (alignment)", "the share of the query's entities that a relevant document contains, "
+                      "averaged over its relevant documents; binned Low/Med/High at cut-points "
+                      "fixed per corpus; N/A for a query without entities."),
     ("pooled", "the plain mean over queries (what a leaderboard reports)."),
     ("macro", "the mean of the stratum means: every stratum counts the same."),
     ("corpus-weighted (post-stratified)", "stratum means weighted by each cluster's share of "
@@ -246,6 +249,12 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _split_half_cell(sh) -> str:
+    if not sh or sh.get("r") is None or sh["r"] != sh["r"]:
+        return "–"
+    return f"{sh['r']:.2f} ({sh['null_r']:.2f}), p = {sh['p_value']:.3f}"
+
+
 def what_this_says(report: dict) -> list[str]:
     """Plain-word paragraphs: coverage gaps, differences beyond chance, ranking stability."""
     systems = report["systems"]
@@ -281,6 +290,13 @@ def what_this_says(report: dict) -> list[str]:
                 + ("the strata differ beyond chance." if beyond else
                    "there is no evidence that the strata differ more than random strata of "
                    "the same sizes would."))
+        sh = h.get("split_half")
+        if sh and sh.get("r") == sh.get("r"):
+            text += (f" Split in two random halves, the stratum means agree at r = "
+                     f"{sh['r']:.2f} (random strata: {sh['null_r']:.2f}; p = "
+                     f"{sh['p_value']:.3f}): " + ("they replicate beyond chance." if
+                                                  sh["p_value"] <= 0.05 else
+                                                  "they do not replicate beyond chance."))
         diff = [s for s in h["strata"] if s["p_holm"] <= 0.05]
         tested = len(h["strata"])
         if diff:
@@ -352,11 +368,15 @@ def _stability_rows(st):
 
 
 def _cuts(cuts, levels) -> str:
-    """``Low ≤ a < Med ≤ b < High`` for any number of cut-points."""
+    """``Low ≤ a < Med ≤ b < High`` for any number of cut-points (then ``; N/A`` when the
+    grid has that level)."""
     parts = [levels[0]]
     for cut, level in zip(cuts, levels[1:]):
         parts.append(f"≤ {cut:.4g} < {level}")
-    return " ".join(parts)
+    text = " ".join(parts)
+    if len(levels) == len(cuts) + 2:
+        text += f"; {levels[-1]}: not applicable"
+    return text
 
 
 def _setup_rows(report):
@@ -434,9 +454,11 @@ def render_html(report: dict) -> str:
                  "column is what random strata of the same sizes explain (the same queries, "
                  "labels shuffled).</p>")
     parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
-                         "η² (random, 95%)", "permutation p", "strata differing (Holm)"],
+                         "η² (random, 95%)", "permutation p", "split-half r (random)",
+                         "strata differing (Holm)"],
                         [[n, _pct(h["eta_squared"]), _pct(h["null_eta_squared"]),
                           _pct(h["null_eta_squared_95"]), f"{h['p_value']:.3f}",
+                          _split_half_cell(h.get("split_half")),
                           "; ".join(stratum_name(s["stratum"], s["label"], 30)
                                     for s in h["strata"] if s["p_holm"] <= 0.05) or "none"]
                          for n, b in report["systems"].items()
@@ -451,10 +473,22 @@ def render_html(report: dict) -> str:
         parts.append(_table(["aggregation", "winner", "significant", "scores"],
                             _stability_rows(st)))
         flips = st["flips"]
-        parts.append("<p>Flips: " + (_esc("; ".join(
-            f"{f['a']} vs {f['b']} (" + ", ".join(f"{_EST_LABELS.get(a, a)}: {w}"
-                                                  for a, w in f["ahead"].items()) + ")"
-            for f in flips)) if flips else "none") + "</p>")
+        sig_flips = st.get("significant_flips", flips)
+        parts.append("<p>Flips between aggregations (counted only when one of the "
+                     "disagreeing orders is significant): " + (_esc("; ".join(
+                         f"{f['a']} vs {f['b']} (" + ", ".join(
+                             f"{_EST_LABELS.get(a, a)}: {w}" for a, w in f["ahead"].items())
+                         + ")" for f in sig_flips)) if sig_flips else "none")
+                     + (f" ({len(flips) - len(sig_flips)} more without significance)"
+                        if len(flips) > len(sig_flips) else "") + ".</p>")
+        for f in st.get("stratum_flips", []):
+            parts.append(
+                f"<p>Per stratum, {_esc(f['a'])} vs {_esc(f['b'])}: {f['flips']} of "
+                f"{f['tested']} strata with ≥ 5 queries reverse the overall order "
+                f"(random strata of the same sizes: {f['null_flip_rate'] * f['tested']:.1f}); "
+                f"{f['significant_flips']} significantly (paired t, Holm; random: "
+                f"{f['null_significant_rate'] * f['tested']:.2f}); permutation p = "
+                f"{f['p_value']:.3f}.</p>")
     else:
         parts.append("<p>Needs ≥ 2 systems.</p>")
     parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")

@@ -1,10 +1,8 @@
 """The J variants and the corpus' fixed Δ/J cut-points stored in the structure artifact.
 
 * :func:`corpus_bins` — the stored cut-points (our rule: :mod:`.reference`).  An artifact
-  without stored bins falls back to Δ at the 1/3, 2/3 quantiles of
-  :func:`~mteb_stratified.core.document_dispersion` over every document (Δ of each document's
-  own cluster profile) and J at the fixed defaults ``(0.2, 0.5)`` of
-  :class:`~mteb_stratified.core.Bins`; its ``source`` says so.
+  without stored bins falls back to the fixed, corpus-independent cut-points of
+  :data:`~mteb_stratified.core.DEFAULT_BINS`; its ``source`` says so.
 * :data:`ALIGNMENTS` — J variants: the exact Jaccard, or the soft one by embedding matching.
 
 The number of bins follows the number of cut-points (k cut-points, k + 1 bins); cells and level
@@ -13,8 +11,7 @@ names: :mod:`mteb_stratified.core.cells`.
 
 from __future__ import annotations
 
-from ..core import Bins, ClusterWeights, InputError, document_dispersion
-from .weights import cluster_weights
+from ..core import DEFAULT_BINS, Bins, ClusterWeights, InputError
 
 __all__ = ["ALIGNMENTS", "SOFT_TAU", "check_alignment", "corpus_bins"]
 
@@ -49,9 +46,5 @@ def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
                          fix="recompute its bins with `mteb-stratified structure --corpus ... "
                              "--out DIR --soft-bins` (a reference query pool is needed), or "
                              "use the exact J")
-    if weights is None:
-        weights = cluster_weights(artifact, artifact.doc_cluster_weights)
-    b = Bins.from_reference(dispersion=document_dispersion(weights), source=(
-        "fallback (no stored bins): Δ at the 1/3, 2/3 quantiles of the corpus' document "
-        "dispersion; J at the fixed defaults (0.2, 0.5)"))
-    return Bins(b.dispersion, _ALIGNMENT_DEFAULT, b.source)
+    return Bins(DEFAULT_BINS.dispersion, DEFAULT_BINS.alignment,
+                "fallback (no stored bins): the fixed cut-points Δ (0.5, 0.75), J (0.25, 0.5)")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import (DEFAULT_N_MIN, InputError, QueryStrata, StratifiedDesign, decision_stability,
                     per_stratum, strata_coverage, stratified_bootstrap, stratified_estimates)
-from ..core.chance import heterogeneity_test
+from ..core.chance import flip_test, heterogeneity_test, split_half_reliability
 from ..core.coverage import check_n_min
 from ..core.per_query import PerQuery
 from ..core.strata import check_scheme
@@ -180,6 +180,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     if sub.n_queries >= 2 and design.n_covered >= 2:
         het = heterogeneity_test(expected, design.index, n_resamples=n_resamples,
                                  min_size=n_min, seed=seed).to_dict()
+        het["split_half"] = split_half_reliability(
+            expected, design.index, n_resamples=min(n_resamples, 200), seed=seed).to_dict()
         for row in het["strata"]:
             lab = design.labels[int(row["stratum"])]
             row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
@@ -274,6 +276,18 @@ def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artif
     d = rep.to_dict()
     d["stable"] = rep.stable
     d["n_queries"] = sub.n_queries
+    # a flip between aggregations counts only when one of the disagreeing orders is significant
+    d["significant_flips"] = [f for f in d["flips"] if any(f["significant"].values())]
+    # per-stratum order flips of each pair, next to the flip rate of random strata
+    labels = list(design.index)
+    names = list(exp)
+    d["stratum_flips"] = []
+    if sub.n_queries >= 2:
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                res = flip_test([exp[a][q] for q in sub.queries], [exp[b][q] for q in sub.queries],
+                                labels, n_resamples=200, seed=0)
+                d["stratum_flips"].append({"a": a, "b": b, **res.to_dict()})
     for row in d["stratum_winners"]:
         row["stratum"] = _stratum_key(row["stratum"])
     return d

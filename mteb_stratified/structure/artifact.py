@@ -27,7 +27,7 @@ from .fingerprint import corpus_fingerprint
 
 __all__ = ["StructureArtifact", "ARTIFACT_FORMAT"]
 
-ARTIFACT_FORMAT = "mteb-stratified/structure/1"
+ARTIFACT_FORMAT = "mteb-stratified/structure/2"
 TABLES = ("entities", "doc_entities", "clusters", "doc_clusters")
 
 
@@ -186,9 +186,17 @@ class StructureArtifact:
                                  "--out DIR`")
         with open(meta_path, encoding="utf-8") as fh:
             metadata = json.load(fh)
-        if metadata.get("format") != ARTIFACT_FORMAT:
-            raise InputError(f"unknown artifact format {metadata.get('format')!r}",
-                             source=meta_path, fix=f"rebuild it ({ARTIFACT_FORMAT})")
+        found = metadata.get("format")
+        if found != ARTIFACT_FORMAT:
+            older = isinstance(found, str) and found.startswith("mteb-stratified/structure/")
+            what = (f"a structure artifact of an older format ({found}); this version reads "
+                    f"{ARTIFACT_FORMAT} (generic phrases left out of the clusters, idf-weighted "
+                    "m_d(c), stratum weights by the argmax rule, the new Δ/J cut-points)"
+                    if older else f"unknown artifact format {found!r}")
+            raise InputError(what, source=meta_path,
+                             fix="rebuild it from its corpus: `mteb-stratified structure --corpus "
+                                 "BEIR_FOLDER --out DIR` (the same settings are kept in its "
+                                 "metadata.json 'parameters')")
         entities = _read_jsonl_gz(os.path.join(directory, "entities.jsonl.gz"))
         doc_entities = {r["doc_id"]: r["entities"]
                         for r in _read_jsonl_gz(os.path.join(directory, "doc_entities.jsonl.gz"))}

@@ -3,6 +3,14 @@
 Leiden (:class:`.leiden.LeidenClustering`: objective, resolution, seed, batches of whole
 components above ``leiden_split_above`` vertices); clusters smaller than ``min_cluster_size``
 entities are dissolved (their entities get cluster −1).  Cluster ids run by size, descending.
+
+**Consensus** (Lancichinetti & Fortunato, *Sci. Rep.* 2, 336, 2012), with ``consensus_runs``
+R > 1: Leiden runs R times with the seeds ``seed·R, …, seed·R + R − 1``; each edge (u, v) of
+the graph gets its co-membership share f_uv (the share of runs with u and v in one cluster);
+edges with f_uv ≥ ``consensus_threshold`` are kept with weight w_uv·f_uv, and Leiden with
+``seed`` clusters that consensus graph.  One run's partition moved with the seed (NFCorpus:
+the ARI of the document strata between two seeds was 0.55–0.65); the consensus of ten is far
+steadier (the artifact's ``quality.seed_ari`` reports it for every build).
 """
 
 from __future__ import annotations
@@ -11,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EntityClusters", "cluster_entities"]
+__all__ = ["EntityClusters", "cluster_entities", "consensus_graph"]
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,33 @@ def cluster_entities(graph, cfg) -> EntityClusters:
     """Leiden on ``graph``, then small clusters dissolved (module docstring)."""
     from .leiden import LeidenClustering
 
-    leiden = LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=cfg.seed,
-                              n_iterations=cfg.n_iterations, split_above=cfg.leiden_split_above,
-                              batch_size=cfg.leiden_batch_size).fit(graph)
+    def run(g, seed):
+        return LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=seed,
+                                n_iterations=cfg.n_iterations,
+                                split_above=cfg.leiden_split_above,
+                                batch_size=cfg.leiden_batch_size).fit(g)
+
+    runs = int(getattr(cfg, "consensus_runs", 1))
+    if runs > 1 and graph.ecount():
+        graph = consensus_graph(graph, [run(graph, cfg.seed * runs + i).labels_
+                                        for i in range(runs)], cfg.consensus_threshold)
+    leiden = run(graph, cfg.seed)
     big = np.flatnonzero(leiden.sizes_ >= cfg.min_cluster_size)  # ids are by size descending
     remap = np.full(leiden.n_clusters_, -1, dtype=np.int64)
     remap[big] = np.arange(big.size)
     return EntityClusters(remap[leiden.labels_], int(big.size), leiden)
+
+
+def consensus_graph(graph, labelings: list, threshold: float):
+    """The graph's edges with co-membership share f ≥ ``threshold`` over ``labelings``, weighted
+    w·f (module docstring); an igraph Graph on the same vertices."""
+    import igraph as ig
+
+    edges = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+    w = np.asarray(graph.es["weight"] if "weight" in graph.es.attributes()
+                   else np.ones(len(edges)), dtype=np.float64)
+    share = np.mean([lab[edges[:, 0]] == lab[edges[:, 1]] for lab in labelings], axis=0)
+    keep = share >= threshold
+    out = ig.Graph(n=graph.vcount(), edges=edges[keep].tolist())
+    out.es["weight"] = (w[keep] * share[keep]).tolist()
+    return out

@@ -1,7 +1,9 @@
 """Step 5 of the structure pipeline: the artifact's tables and its metadata.
 
-* **weights** m_d(c) and the clusters' corpus mass (:mod:`.weights`); cluster labels from their
-  most central entities (:mod:`.labels`);
+* **weights** m_d(c) and the clusters' stratum weights (:mod:`.weights`); cluster labels from
+  their most central entities (:mod:`.labels`);
+* the **quality** figures (:mod:`.quality`): generic mass share, NPMI, seed stability (the ARI
+  of the document strata against a Leiden run with the next seed), the heaviest clusters;
 * the **tables**: one row per entity (name, cluster, document frequency, centrality, aliases,
   description) and per cluster (label, size, documents, mass, top entities);
 * the **metadata**: every parameter, the extractor, package versions, the corpus fingerprint,
@@ -26,7 +28,8 @@ class StructureTables:
     entities: list
     clusters: list
     weights: dict            # doc_id -> {cluster: m_d(c)}
-    mass: dict               # cluster -> corpus mass
+    mass: dict               # cluster -> stratum weight (share of documents whose own stratum)
+    own: dict                # doc_id -> its own stratum (argmax m_d)
     no_weights: list         # documents without cluster weight
     reasons: dict            # ... and why
     abbreviations: dict      # corpus abbreviations: short -> long
@@ -35,15 +38,13 @@ class StructureTables:
 def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> StructureTables:
     """The tables of a built structure (module docstring)."""
     from .labels import cluster_top_entities, within_cluster_strength
-    from .weights import cluster_mass, doc_cluster_weights
+    from .weights import cluster_mass
 
     labels, n_clusters = clusters.labels, clusters.n_clusters
     names = linked.node_names
     n_nodes = len(names)
-    entity_cluster = {names[i]: int(labels[i]) for i in range(n_nodes)}
-    weights = doc_cluster_weights({d: set(v) for d, v in linked.doc_entities.items()},
-                                  entity_cluster)
-    mass = cluster_mass(weights, len(texts), n_clusters)
+    weights, mass, own = doc_strata(texts, linked, labels, n_clusters, cfg)
+    membership = cluster_mass(weights, len(texts), n_clusters)
     strength = within_cluster_strength(n_nodes, linked.lo, linked.hi, linked.weight, labels)
     freq = [linked.node_doc_freq[nm] for nm in names]
     top = cluster_top_entities(labels, strength, freq, names, top=10)
@@ -53,7 +54,8 @@ def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> Structure
     sizes = np.bincount(labels[labels >= 0], minlength=n_clusters) if n_clusters else []
     cluster_rows = [{"id": c, "label": " / ".join(top.get(c, [])[:cfg.label_entities]),
                      "size": int(sizes[c]), "n_docs": int(cluster_docs[c]), "mass": mass[c],
-                     "top_entities": top.get(c, [])} for c in range(n_clusters)]
+                     "membership_mass": membership[c], "top_entities": top.get(c, [])}
+                    for c in range(n_clusters)]
     entity_rows = [{"id": i, "name": names[i], "cluster": int(labels[i]),
                     "doc_freq": int(linked.node_doc_freq[names[i]]),
                     "centrality": float(strength[i]), "aliases": linked.aliases.get(names[i], []),
@@ -76,8 +78,39 @@ def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> Structure
             votes.setdefault(short, Counter())[long.lower()] += 1
     abbreviations = {s: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                      for s, v in sorted(votes.items()) if sum(v.values()) >= 2}
-    return StructureTables(entity_rows, cluster_rows, weights, mass, no_weights, reasons,
+    return StructureTables(entity_rows, cluster_rows, weights, mass, own, no_weights, reasons,
                            abbreviations)
+
+
+def doc_strata(texts: dict, linked, labels, n_clusters: int, cfg) -> tuple[dict, dict, dict]:
+    """m_d(c) (idf-weighted when ``cfg.idf_weights``), the stratum weights and each document's
+    own stratum, for one labeling of the entities (:mod:`.weights`)."""
+    from .weights import doc_cluster_weights, stratum_weights
+
+    names = linked.node_names
+    entity_cluster = {names[i]: int(labels[i]) for i in range(len(names))}
+    doc_sets = {d: set(v) for d, v in linked.doc_entities.items()}
+    if cfg.idf_weights:
+        weights = doc_cluster_weights(doc_sets, entity_cluster, linked.node_doc_freq, len(texts))
+    else:
+        weights = doc_cluster_weights(doc_sets, entity_cluster)
+    mass, own = stratum_weights(weights, sorted(texts), n_clusters)
+    return weights, mass, own
+
+
+def seed_stability(texts: dict, linked, tables: StructureTables, cfg) -> dict:
+    """ARI of the documents' own strata between this build and Leiden with seed + 1."""
+    from dataclasses import replace
+
+    from .clustering import cluster_entities
+    from .quality import adjusted_rand
+
+    other = cluster_entities(linked.graph, replace(cfg, seed=cfg.seed + 1))
+    _, _, own2 = doc_strata(texts, linked, other.labels, other.n_clusters, cfg)
+    docs = sorted(d for d in tables.own if d in own2)
+    ari = adjusted_rand([tables.own[d] for d in docs], [own2[d] for d in docs]) if docs else 1.0
+    return {"seed_ari": float(ari), "seeds": [cfg.seed, cfg.seed + 1], "docs": len(docs),
+            "clusters_other_seed": other.n_clusters}
 
 
 def failures_of(texts: dict, rows: dict) -> dict:
@@ -100,7 +133,8 @@ def package_versions() -> dict:
 
 
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
-                   linked, clusters, tables, artifact_format, normaliser_version) -> dict:
+                   linked, clusters, tables, artifact_format, normaliser_version,
+                   quality=None) -> dict:
     """The artifact's ``metadata.json`` (module docstring)."""
     leiden = clusters.leiden
     failures = failures_of(texts, rows)
@@ -134,15 +168,25 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
             "quality": leiden.quality_,
             "docs_with_weights": len(tables.weights),
             "total_mass": float(sum(tables.mass.values())),
+            "generic_phrases": len(vocab.generic),
         },
         "stop_entities": vocab.stop_entities,
+        "generic_phrases": {"count": len(vocab.generic),
+                            "most_frequent": sorted(vocab.generic,
+                                                    key=lambda n: (-vocab.doc_freq[n], n))[:50]},
+        "quality": quality or {},
         "docs_without_clusters": {"count": len(tables.no_weights), "ids": tables.no_weights,
                                   "reasons": tables.reasons},
         "extraction_failures": {"count": len(failures), "docs": failures},
         "abbreviations": tables.abbreviations,
         "definitions": {
-            "doc_cluster_weight": "m_d(c) = share of d's distinct clustered entities in c",
-            "cluster_mass": "sum_d m_d(c) / |D| over all documents",
+            "doc_cluster_weight": "m_d(c) = sum of ln(N/df(e)) over d's distinct clustered "
+                                  "entities e in c, over the same sum for all of d's clustered "
+                                  "entities" if cfg.idf_weights else
+                                  "m_d(c) = share of d's distinct clustered entities in c",
+            "cluster_mass": "stratum weight: |{d : argmax_c m_d(c) = c}| / |D| over all "
+                            "documents (ties by the hash rule), counted as queries are assigned",
+            "membership_mass": "sum_d m_d(c) / |D| over all documents",
         },
         "bins": {},
     }

@@ -1,7 +1,8 @@
-"""Human-readable cluster labels: the most central entities of each cluster.
+"""Human-readable cluster labels: the entities that carry each cluster's mass.
 
-Centrality of an entity = the summed similarity of its edges inside its own cluster (its
-within-cluster strength); ties go to the higher document frequency, then the name.
+A cluster's top entities are its members found in the most documents; ties go to the more
+central one (centrality = the summed similarity of its edges inside its own cluster, its
+within-cluster strength), then the name.  The label is the first few of them.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ def within_cluster_strength(n: int, src, dst, weight, labels) -> np.ndarray:
 
 
 def cluster_top_entities(labels, strength, doc_freq, names, top: int = 10) -> dict:
-    """``{cluster: [entity names, most central first]}`` (clusters with id >= 0)."""
+    """``{cluster: [entity names, most documents first]}`` (clusters with id >= 0)."""
     labels = np.asarray(labels)
-    order = sorted(range(len(names)), key=lambda i: (-strength[i], -doc_freq[i], names[i]))
+    order = sorted(range(len(names)), key=lambda i: (-doc_freq[i], -strength[i], names[i]))
     out: dict = {}
     for i in order:
         c = int(labels[i])

@@ -34,18 +34,32 @@ class EntityGraph:
     index: str             # the k-NN search used (:func:`.graph.knn_edges`)
 
 
-def link_entities(vocab, emb: np.ndarray, texts: dict, cfg) -> EntityGraph:
-    """Merge near-duplicates of ``vocab.names`` and link the canonical entities."""
+def link_entities(vocab, emb: np.ndarray, texts: dict, cfg,
+                  graph_emb: np.ndarray | None = None) -> EntityGraph:
+    """Merge near-duplicates of ``vocab.names`` and link the canonical entities.
+
+    ``emb``: the bare names' embeddings, which decide the near-duplicate merge; ``graph_emb``:
+    the embeddings with context that link the graph (None: ``emb`` serves both, with one k-NN
+    search).  Two names from one sentence share their context, so context embeddings must not
+    decide a merge.
+    """
     from .graph import knn_edges, merge_near_duplicates, to_igraph
 
     names, df = vocab.names, vocab.doc_freq
     stop_set = set(vocab.stop_entities)
-    edges = knn_edges(emb, k=cfg.k, threshold=min(cfg.threshold, cfg.merge_threshold),
-                      exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
+    if graph_emb is None:
+        edges = knn_edges(emb, k=cfg.k, threshold=min(cfg.threshold, cfg.merge_threshold),
+                          exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
+        merge_edges = edges
+    else:
+        merge_edges = knn_edges(emb, k=cfg.k, threshold=cfg.merge_threshold,
+                                exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
+        edges = knn_edges(graph_emb, k=cfg.k, threshold=cfg.threshold,
+                          exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
     rank = np.empty(len(names), dtype=np.int64)
     order = sorted(range(len(names)), key=lambda i: (-df[names[i]], len(names[i]), names[i]))
     rank[order] = np.arange(len(names))
-    canon_of = merge_near_duplicates(edges, cfg.merge_threshold, rank)
+    canon_of = merge_near_duplicates(merge_edges, cfg.merge_threshold, rank)
     canon_ids = np.unique(canon_of)  # sorted vocabulary indices of canonical names
     node_of = np.searchsorted(canon_ids, canon_of)  # vocabulary index -> node
     node_names = [names[i] for i in canon_ids]

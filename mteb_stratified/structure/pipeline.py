@@ -7,8 +7,8 @@
    :class:`~.extractors.EntityExtractor`, normalised (:mod:`.normalise`: abbreviations the
    document defines, singular, lower case), checkpointed under ``OUT/.work/`` so that a rerun
    after a crash resumes;
-2. :mod:`.vocabulary` — the names to cluster (document-frequency filter, corpus stop-entities)
-   and their embeddings;
+2. :mod:`.vocabulary` — the names to cluster (document-frequency filter, corpus stop-entities,
+   the generic-phrase test of :mod:`.specificity`) and their embeddings with context;
 3. :mod:`.linking` — near-duplicate merge and the k-NN entity graph;
 4. :mod:`.clustering` — Leiden, small clusters dissolved;
 5. :mod:`.describe` — document weights m_d(c), corpus mass, labels, the tables and metadata.
@@ -48,13 +48,19 @@ class StructureConfig:
     max_doc_share: float = 0.1               # stop-entity: in more than this share of docs
     min_chars: int = 3
     max_words: int = 6
+    generic_max_ridf: float | None = 0.7     # generic-phrase test (None: off); .specificity
+    generic_min_doc_share: float = 0.01
+    entity_context: str = "description"     # embed "name: description", or "name" alone
+    idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
-    resolution: float = 1.0
+    resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
     seed: int = 0
     n_iterations: int = -1
     leiden_split_above: int | None = 50_000  # larger graphs: Leiden by batches of components
     leiden_batch_size: int = 10_000          # vertices per batch of whole components
     min_cluster_size: int = 3
+    consensus_runs: int = 10                 # Leiden runs whose consensus is clustered (1: one)
+    consensus_threshold: float = 0.5         # keep edges co-clustered in this share of runs
     exact_max: int = 50_000                  # exact faiss search up to this many entities
     nprobe: int = 16
     label_entities: int = 3                  # entities in a cluster label
@@ -69,11 +75,18 @@ class StructureConfig:
             (0.0 < self.max_doc_share <= 1.0, "max_doc_share must be in (0, 1]", "e.g. 0.1"),
             (self.resolution > 0, "resolution must be > 0", "e.g. 1.0"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
+            (self.consensus_runs >= 1, "consensus_runs must be >= 1", "e.g. 10"),
+            (0.0 < self.consensus_threshold <= 1.0, "consensus_threshold must be in (0, 1]",
+             "e.g. 0.5"),
             (self.leiden_split_above is None or self.leiden_split_above >= 0,
              "leiden_split_above must be >= 0 or None", "e.g. 50000, or None to never split"),
             (self.leiden_batch_size >= 1, "leiden_batch_size must be >= 1", "e.g. 10000"),
             (self.objective in ("modularity", "cpm"), f"unknown objective {self.objective!r}",
              "choose modularity or cpm"),
+            (self.entity_context in ("description", "name"),
+             f"unknown entity_context {self.entity_context!r}", "choose description or name"),
+            (0.0 <= self.generic_min_doc_share <= 1.0, "generic_min_doc_share must be in [0, 1]",
+             "e.g. 0.01"),
         ]
         for ok, message, fix in checks:
             if not ok:
@@ -103,6 +116,20 @@ def _validate(corpus: dict) -> dict:
                          fix="remove them from the corpus or give them a title or text")
     return texts
 
+
+
+def _quality(texts: dict, linked, tables, cfg) -> dict:
+    from .describe import seed_stability
+    from .quality import cluster_quality
+    from .specificity import GenericTest, WordStats
+
+    test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
+                       max_ridf=cfg.generic_max_ridf if cfg.generic_max_ridf is not None else 0.7,
+                       min_doc_share=cfg.generic_min_doc_share)
+    out = cluster_quality(tables.clusters, tables.entities, linked.doc_entities, texts,
+                          generic_test=test)
+    out.update(seed_stability(texts, linked, tables, cfg))
+    return out
 
 
 def build_structure(corpus: dict, config: StructureConfig | None = None, *,
@@ -153,11 +180,17 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
 
     rows = timed("extract", extract_documents, texts, extractor, cfg, work, progress, report)
     vocab = timed("embed", build_vocabulary, texts, rows, cfg)
-    emb = timed("embed", embed_vocabulary, vocab.names, cfg, work, progress)
-    linked = timed("graph", link_entities, vocab, emb, texts, cfg)
+    emb = timed("embed", embed_vocabulary, vocab.names, dataclasses.replace(
+        cfg, entity_context="name"), work, progress)
+    graph_emb = None
+    if cfg.entity_context != "name":
+        graph_emb = timed("embed", embed_vocabulary, vocab.names, cfg, work, progress,
+                          vocab.description)
+    linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters = timed("leiden", cluster_entities, linked.graph, cfg)
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg)
-    metadata = build_metadata(cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,
+    quality = timed("quality", _quality, texts, linked, tables, cfg)
+    metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,
                               fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
                               linked=linked, clusters=clusters, tables=tables,
                               artifact_format=ARTIFACT_FORMAT,

@@ -4,8 +4,14 @@
   clustered (they cannot tie documents together by identity; they stay in ``doc_entities``);
   names in more than ``max_doc_share`` of the documents are corpus stop-entities ("study",
   "result") and are dropped everywhere (listed in the metadata);
-* **embed** the clustered vocabulary (sentence-transformers; the packaged MiniLM by default),
-  cached per vocabulary in the work folder.
+* **filter generic phrases**: names whose every word is a generic word of the corpus
+  (:mod:`.specificity`: common and not bursty) are not clustered ("substantial increase",
+  "essential role"); they stay in ``doc_entities`` (counted and listed in the metadata);
+* **embed** the clustered vocabulary with its context (sentence-transformers; the packaged
+  MiniLM by default): ``entity_context="description"`` embeds ``"name: description"`` (the
+  sentence of the name's first occurrence), so names group by what the documents say about
+  them and not by spelling ("nrg1 / rac1 / il-2"); ``"name"`` embeds the bare name.  Cached per
+  vocabulary and context in the work folder.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import numpy as np
 
 from .fingerprint import settings_hash
 
-__all__ = ["Vocabulary", "build_vocabulary", "embed_vocabulary"]
+__all__ = ["Vocabulary", "build_vocabulary", "embed_vocabulary", "embedding_inputs"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class Vocabulary:
     stop_entities: list    # too frequent: dropped everywhere, most frequent first
     names: list            # the clustered vocabulary, sorted
     description: dict      # name -> its first description
+    generic: list          # generic phrases left out of the clustering, sorted
 
 
 def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
@@ -43,25 +50,44 @@ def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
     stop_set = set(stop_entities)
     # (an empty vocabulary gives an artifact with no clusters; every document is then listed
     # in docs_without_clusters with its reason, rather than lost in an error)
-    names = sorted(n for n, c in df.items() if c >= cfg.min_doc_freq and n not in stop_set)
+    frequent = sorted(n for n, c in df.items() if c >= cfg.min_doc_freq and n not in stop_set)
+    generic: list = []
+    if cfg.generic_max_ridf is not None:
+        from .specificity import GenericTest, WordStats
+        test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
+                           max_ridf=cfg.generic_max_ridf,
+                           min_doc_share=cfg.generic_min_doc_share)
+        generic = [n for n in frequent if test.is_generic(n)]
+    generic_set = set(generic)
+    names = [n for n in frequent if n not in generic_set]
     description: dict = {}
     for d in texts:
         for n, desc in rows[d]["entities"]:
             description.setdefault(n, desc)
-    return Vocabulary(doc_names, df, stop_entities, names, description)
+    return Vocabulary(doc_names, df, stop_entities, names, description, generic)
 
 
-def embed_vocabulary(names: list, cfg, work: str | None, progress: bool) -> np.ndarray:
-    """Unit embeddings of ``names`` (one row each), cached in ``work`` under a key of the model
-    and the names; the temporary file is unique per process."""
+def embedding_inputs(names: list, description: dict, context: str) -> list[str]:
+    """The texts embedded for ``names``: ``"name: description"`` or the bare name."""
+    if context == "name":
+        return list(names)
+    return [f"{n}: {description[n]}" if description.get(n) else n for n in names]
+
+
+def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
+                     description: dict | None = None) -> np.ndarray:
+    """Unit embeddings of ``names`` with their context (one row each), cached in ``work`` under
+    a key of the model and the embedded texts; the temporary file is unique per process."""
     from .embed import embed_texts
 
-    key = settings_hash({"model": cfg.embedding_model, "names": names})
+    inputs = embedding_inputs(names, description or {}, cfg.entity_context)
+    key = settings_hash({"model": cfg.embedding_model, "inputs": inputs})
     if work is not None:
         path = os.path.join(work, f"embeddings-{key}.npy")
         if os.path.exists(path):
             return np.load(path)
-    emb = embed_texts(names, cfg.embedding_model, show_progress=progress)
+    emb = embed_texts(inputs, cfg.embedding_model, show_progress=progress,
+                      batch_size=64 if cfg.entity_context != "name" else 256)
     if work is not None:
         tmp = os.path.join(work, f"embeddings-{key}.{os.getpid()}.tmp.npy")
         np.save(tmp, emb)

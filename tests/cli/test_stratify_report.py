@@ -56,6 +56,40 @@ def test_stratify_adds_block(tmp_path, qids, capsys):
         block["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
     assert "strata_post_stratified_ndcg_at_10_expected" in entry and "strata_msc" in entry
     assert "MSC" in capsys.readouterr().out
+    # the chance figures travel with the block
+    het = block["heterogeneity"]
+    assert 0 <= het["p_value"] <= 1 and "split_half" in het
+
+
+def test_stratify_writes_the_per_query_strata_table(tmp_path, qids):
+    from mteb_stratified.stratification.bundled import bundled_strata
+
+    path, _ = _results(tmp_path / "a", qids, 1)
+    assert main(["stratify", path, "--resamples", "20"]) == 0
+    table = tmp_path / "a" / "StratifiedNFCorpus_strata_test.tsv"
+    rows = list(csv.DictReader(open(table, encoding="utf-8"), delimiter="\t"))
+    _, strata = bundled_strata("nfcorpus", "test")
+    judged = load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels
+    assert len(rows) == strata.n_queries + len(strata.excluded)
+    by_id = {r["query_id"]: r for r in rows}
+    rec = strata.records()
+    for q in strata.queries[:50]:
+        r = by_id[q]
+        assert int(r["cluster"]) == rec[q]["cluster"]
+        assert r["dispersion_bin"] == rec[q]["dispersion_bin"]
+        assert int(r["n_relevant"]) == sum(1 for g in judged[q].values() if g >= 1)
+        if rec[q]["dispersion"] is None:
+            assert r["dispersion"] == "" and r["dispersion_bin"] == "N/A"
+        else:
+            assert float(r["dispersion"]) == pytest.approx(rec[q]["dispersion"], rel=1e-5)
+    # Δ is N/A for every query with one relevant document (and, rarely, for one whose other
+    # relevant documents carry no cluster mass)
+    kept = [r for r in rows if not r["excluded"]]
+    for r in kept:
+        if int(r["n_relevant"]) == 1:
+            assert r["dispersion_bin"] == "N/A"
+    na_many = [r for r in kept if r["dispersion_bin"] == "N/A" and int(r["n_relevant"]) > 1]
+    assert len(na_many) <= 3
 
 
 def test_stratify_per_query_path_and_out(tmp_path, qids):

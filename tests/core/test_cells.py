@@ -17,16 +17,20 @@ PACKAGE = os.path.join(os.path.dirname(__file__), "..", "..", "mteb_stratified")
 OWNER = os.path.normpath(os.path.join(PACKAGE, "core", "cells.py"))
 
 
-def test_default_grid_is_low_med_high_3x3():
-    assert LEVELS == ("Low", "Med", "High") and GRID.shape == (3, 3) and GRID.per_cluster == 9
-    assert GRID.encode(4, 1, 2) == 4 * 9 + 1 * 3 + 2
+def test_default_grid_is_low_med_high_and_na_4x4():
+    assert LEVELS == ("Low", "Med", "High", "N/A") and GRID.shape == (4, 4)
+    assert GRID.per_cluster == 16
+    assert GRID.encode(4, 1, 2) == 4 * 16 + 1 * 4 + 2
     assert GRID.label(GRID.encode(4, 1, 2)) == (4, "Med", "High")
-    assert [GRID.rank("alignment", x) for x in LEVELS] == ["low", "mid", "high"]
+    assert GRID.label(GRID.encode(4, 3, 0)) == (4, "N/A", "Low")
+    assert [GRID.rank("alignment", x) for x in LEVELS] == ["low", "mid", "high", "na"]
+    plain = CellGrid(3, 3, na=False)
+    assert plain.dispersion_levels == ("Low", "Med", "High") and plain.per_cluster == 9
 
 
 @pytest.mark.parametrize("nd, nj", [(3, 3), (2, 2), (4, 3), (1, 5), (5, 2)])
 def test_encode_decode_round_trip_for_any_bin_count(nd, nj):
-    grid = CellGrid(nd, nj)
+    grid = CellGrid(nd, nj, na=False)
     codes = []
     for c, d, j in itertools.product(range(4), range(nd), range(nj)):
         code = grid.encode(c, d, j)
@@ -41,12 +45,12 @@ def test_encode_decode_round_trip_for_any_bin_count(nd, nj):
 
 def test_the_bins_set_the_grid():
     four = Bins(dispersion=(0.2, 0.5, 0.8), alignment=(0.1,), source="test")
-    assert four.grid == CellGrid(4, 2)
-    assert four.grid.dispersion_levels == ("Q1", "Q2", "Q3", "Q4")
-    assert four.grid.alignment_levels == ("Low", "High")
-    assert four.bin_dispersion([0.1, 0.3, 0.6, 0.9]).tolist() == [0, 1, 2, 3]
+    assert four.grid == CellGrid(5, 3)
+    assert four.grid.dispersion_levels == ("Q1", "Q2", "Q3", "Q4", "N/A")
+    assert four.grid.alignment_levels == ("Low", "High", "N/A")
+    assert four.bin_dispersion([0.1, 0.3, 0.6, 0.9, np.nan]).tolist() == [0, 1, 2, 3, 4]
     assert Bins.from_reference(dispersion=np.linspace(0, 1, 101),
-                               quantiles=(0.25, 0.5, 0.75)).grid.n_dispersion == 4
+                               quantiles=(0.25, 0.5, 0.75)).grid.n_dispersion == 5
     with pytest.raises(InputError):
         level_names(0)
     with pytest.raises(InputError, match="unknown dispersion level"):
@@ -63,9 +67,9 @@ def test_strata_coverage_and_estimators_follow_a_four_bin_grid():
     bins = Bins(dispersion=(0.1, 0.5, 0.9), alignment=(0.4,))
     st = stratify(qrels, w, query_entities={"q1": {"x"}, "q2": {"q"}, "q3": {"x"}},
                   doc_entities=ents, bins=bins)
-    assert st.grid == CellGrid(4, 2)
+    assert st.grid == CellGrid(5, 3)
     cov = strata_coverage(st, [0.5, 0.5], scheme="cell", n_min=1)
-    assert len(cov.units) == 2 * 8 and set(st.labels("cell")) <= set(cov.units)
+    assert len(cov.units) == 2 * 15 and set(st.labels("cell")) <= set(cov.units)
     design = StratifiedDesign.from_strata(st, [0.5, 0.5], scheme="cell")
     assert set(design.labels[:design.n_covered]) == set(st.labels("cell"))
 

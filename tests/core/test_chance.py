@@ -114,3 +114,50 @@ def test_tuple_labels_are_strata():
     labels = [(0, "Low", "High")] * 3 + [(1, "Low", "Low")] * 3
     res = heterogeneity_test(y, labels, n_resamples=500, min_size=1, seed=0)
     assert res.n_strata == 2 and {s["stratum"] for s in res.strata} == set(labels)
+
+
+def _realistic_sizes(rng, n_queries=320):
+    """Stratum labels with NFCorpus-like sizes: a few large strata, many of 1–3 queries."""
+    sizes = [60, 45, 30, 25, 20, 15, 12, 10, 8, 6, 5, 5, 4, 4, 3, 3, 2, 2, 2] + [1] * 20
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    labels = np.concatenate([labels, rng.integers(0, len(sizes), n_queries - labels.size)])
+    return rng.permutation(labels)
+
+
+def test_split_half_finds_planted_strata_and_not_random_ones():
+    from mteb_stratified.core.chance import split_half_reliability
+
+    rng = np.random.default_rng(11)
+    labels = _realistic_sizes(rng)
+    effect = rng.normal(0, 0.25, labels.max() + 1)
+    y = np.clip(0.3 + effect[labels] + rng.normal(0, 0.2, labels.size), 0, 1)
+    planted = split_half_reliability(y, labels, n_splits=50, n_resamples=100, seed=1)
+    assert planted.p_value <= 0.05 and planted.r > planted.null_r_95
+    assert planted.spearman_brown == pytest.approx(2 * planted.r / (1 + planted.r))
+    # no signal: false positives near the nominal rate over independent draws
+    hits = 0
+    for s in range(20):
+        noise = rng.random(labels.size)
+        hits += split_half_reliability(noise, labels, n_splits=20, n_resamples=60,
+                                       seed=s).p_value <= 0.05
+    assert hits <= 4
+
+
+def test_flip_test_against_random_strata():
+    from mteb_stratified.core.chance import flip_test
+
+    rng = np.random.default_rng(5)
+    labels = _realistic_sizes(rng)
+    a = rng.random(labels.size)
+    # b is better overall, but worse by a wide margin in the two largest strata
+    b = a + 0.1 + rng.normal(0, 0.02, labels.size)
+    big = np.isin(labels, [0, 1])
+    b[big] = a[big] - 0.2
+    r = flip_test(a, b, labels, n_resamples=100, seed=0)
+    assert r.flips >= 2 and r.significant_flips >= 2
+    assert r.significant_rate > r.null_significant_rate and r.p_value <= 0.05
+    # the same differences under random strata: no more flips than chance
+    shuffled = flip_test(a, b, rng.permutation(labels), n_resamples=100, seed=0)
+    assert shuffled.p_value > 0.05
+    with pytest.raises(InputError):
+        flip_test(a, b[:-1], labels)

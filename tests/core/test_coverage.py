@@ -52,12 +52,12 @@ def test_cell_level():
     dbin = np.array([0, 0, 2, 1])
     jbin = np.array([1, 1, 0, 2])
     cov = cell_coverage(primary, dbin, jbin, [0.75, 0.25], n_min=2)
-    assert len(cov.units) == 18
-    assert cov.msc == pytest.approx(3 / 18)
-    assert cov.scc == pytest.approx(0.75 / 9)                 # only (0, Low, Med) holds 2
-    assert cov.gaps[0].mass == pytest.approx(0.75 / 9) and cov.gaps[0].stratum[0] == 0
+    assert len(cov.units) == 32                               # 2 clusters × 4 × 4 (N/A too)
+    assert cov.msc == pytest.approx(3 / 32)
+    assert cov.scc == pytest.approx(0.75 / 16)                # only (0, Low, Med) holds 2
+    assert cov.gaps[0].mass == pytest.approx(0.75 / 16) and cov.gaps[0].stratum[0] == 0
     assert cov.gaps[-1].stratum[0] == 1
-    shares = np.zeros((2, 3, 3))
+    shares = np.zeros((2, 4, 4))
     shares[0, 0, 1] = shares[0, 2, 0] = 1.0                   # cluster 0: two possible cells
     shares[1, 1, 2] = 1.0                                     # cluster 1: one
     ref = cell_coverage(primary, dbin, jbin, [0.75, 0.25], n_min=1, cell_shares=shares)

@@ -201,11 +201,11 @@ def test_design_from_strata_cluster_and_cell_rules():
     assert e_p.uncovered_weight == pytest.approx(0.25)
     eq = StratifiedDesign.from_strata(s, mass, scheme="cell", cell_rule="equal")
     assert eq.weights.sum() == pytest.approx(1.0)
-    shares = np.zeros((4, 3, 3))
+    shares = np.zeros((4, 4, 4))
     shares[:, 0, 2] = 1.0                                    # every cluster: (Low, High) only
     ref = StratifiedDesign.from_strata(s, mass, scheme="cell", cell_rule=shares)
     assert (2, "Low", "High") in dict(ref.uncovered)
-    partial = np.zeros((4, 3, 3))
+    partial = np.zeros((4, 4, 4))
     partial[2, 0, 2] = 1.0                                   # only cluster 2 has shares
     fallback = StratifiedDesign.from_strata(s, mass, scheme="cell", cell_rule=partial)
     assert stratified_estimates(x, fallback)["post_stratified"].estimate == pytest.approx(

@@ -3,14 +3,14 @@ brute-force checked on tiny hand-made and random cases."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError
 from mteb_stratified.core.strata import (DEFAULT_BINS, Bins, ClusterWeights, QueryStrata,
-                                         document_dispersion, jaccard, soft_jaccard, stratify)
+                                         document_dispersion, soft_containment, stratify,
+                                         tie_hash)
 
 WEIGHTS = {
     "d1": {0: 1.0},
@@ -34,13 +34,29 @@ DOC_ENTS = {"d1": {"a", "b"}, "d2": {"c"}, "d3": {"b", "d"}, "d7": {"x"}, "d8": 
 QUERY_ENTS = {"q1": {"a", "z"}, "q2": {"c"}, "q3": set(), "q6": {"e"}, "q7": {"x", "y"}}
 
 
-def entropy_norm(p):
-    p = [v for v in p if v > 0]
-    if len(p) <= 1:
-        return 0.0
-    s = sum(p)
-    p = [v / s for v in p]
-    return -sum(v * math.log(v) for v in p) / math.log(len(p))
+def tv(a, b):
+    return 0.5 * sum(abs(a.get(c, 0.0) - b.get(c, 0.0)) for c in set(a) | set(b))
+
+
+def pairwise_delta(profiles):
+    """Brute force: the mean TV distance over every unordered pair of profiles (NaN below 2)."""
+    n = len(profiles)
+    if n < 2:
+        return float("nan")
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    return sum(tv(profiles[i], profiles[j]) for i, j in pairs) / len(pairs)
+
+
+def containment(q, docs):
+    if not q:
+        return float("nan")
+    return sum(len(q & d) / len(q) for d in docs) / len(docs)
+
+
+def hashed_argmax(prof, key):
+    top = max(prof.values())
+    tied = [c for c, w in prof.items() if w >= top * (1 - 1e-12)]
+    return min(tied, key=lambda c: tie_hash(key, c))
 
 
 @pytest.fixture(scope="module")
@@ -50,22 +66,47 @@ def strata():
 
 def test_hand_made_primary_dispersion_alignment(strata):
     assert strata.queries == ("q1", "q2", "q3", "q6", "q7")
-    # q2: clusters 1 and 2 tie at 0.5 → smallest id; q7: 0.3 vs 0.1 + 0.2 tie → cluster 0
-    assert strata.primary.tolist() == [0, 1, 0, 1, 0]
-    expected_delta = [0.0, 1.0, entropy_norm([1.25, 0.75]), entropy_norm([0.25, 1.25, 0.5]),
-                      entropy_norm([0.3, 0.3])]
+    # q2: clusters 1 and 2 tie at 0.5; q7: 0.3 vs 0.1 + 0.2 tie: both by the hash, not by id
+    assert strata.primary[0] == 0 and strata.primary[2] == 0 and strata.primary[3] == 1
+    assert strata.primary[1] == min((1, 2), key=lambda c: tie_hash("q2", c))
+    assert strata.primary[4] == min((0, 1), key=lambda c: tie_hash("q7", c))
+    # Δ: q1, q2 have one relevant document (N/A); q3: TV(d1, d3) = 0.75; q6: TV(d2, d3) = 0.5;
+    # q7: d7, d8, d9 pairwise TV: (0.3+0.1)/2... brute force below
+    w = WEIGHTS
+    expected_delta = [np.nan, np.nan, tv(w["d1"], w["d3"]), tv(w["d2"], w["d3"]),
+                      pairwise_delta([w["d7"], w["d8"], w["d9"]])]
     np.testing.assert_allclose(strata.dispersion, expected_delta, rtol=0, atol=1e-12)
-    # J: q1 {a,z} vs {a,b} → 1/3; q2 {c} vs {c} → 1; q3 ∅ vs {a,b,d} → 0; q6 {e} vs {b,c,d} → 0;
-    # q7 {x,y} vs {x,y} → 1
-    np.testing.assert_allclose(strata.alignment, [1 / 3, 1.0, 0.0, 0.0, 1.0])
+    assert strata.dispersion[2] == pytest.approx(0.75)
+    # J (mean containment): q1 {a,z} in {a,b} → 1/2; q2 {c} in {c} → 1; q3 ∅ → N/A;
+    # q6 {e} → 0; q7 {x,y}: d7 {x} ½, d8 ∅ 0, d9 {y} ½ → 1/3
+    np.testing.assert_allclose(strata.alignment, [0.5, 1.0, np.nan, 0.0, 1 / 3])
     assert strata.membership_of("q6") == pytest.approx({0: 0.125, 1: 0.625, 2: 0.25})
     rec = strata.records()
-    assert rec["q1"] == {"cluster": 0, "dispersion": 0.0, "dispersion_bin": "Low",
-                         "alignment": pytest.approx(1 / 3), "alignment_bin": "Med"}
+    assert rec["q1"] == {"cluster": 0, "dispersion": None, "dispersion_bin": "N/A",
+                         "alignment": pytest.approx(0.5), "alignment_bin": "Med"}
+    assert rec["q3"]["alignment"] is None and rec["q3"]["alignment_bin"] == "N/A"
     m = strata.membership.toarray()
     np.testing.assert_allclose(m.sum(axis=1), 1.0)
     np.testing.assert_allclose(m[2], [1.25 / 2, 0.75 / 2, 0.0])
     assert strata.n_clusters == 3
+
+
+def test_tie_break_has_no_size_preference():
+    # two clusters tie in every query; cluster 0 is the corpus' big one.  A smallest-id rule
+    # sends every query to 0; the hash splits them about evenly.
+    weights = {"big": {0: 1.0}, **{f"d{i}": {0: 0.5, 1: 0.5} for i in range(400)}}
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(400)}
+    s = stratify(qrels, weights)
+    share = float(np.mean(s.primary == 0))
+    assert 0.4 < share < 0.6
+    # and a document's own stratum follows the same rule
+    cw = ClusterWeights.from_dict(weights, 2)
+    p = cw.primary()
+    assert p[cw.doc_index("big")] == 0
+    doc_rows = [cw.doc_index(f"d{i}") for i in range(400)]
+    assert p[doc_rows].tolist() == [hashed_argmax(weights[f"d{i}"], f"d{i}") for i in range(400)]
+    assert s.primary.tolist() == [hashed_argmax(weights[f"d{i}"], f"q{i}") for i in range(400)]
+    np.testing.assert_allclose(cw.primary_share(), np.bincount(p, minlength=2) / 401)
 
 
 def test_excluded_queries_are_reported_with_reasons(strata):
@@ -78,10 +119,10 @@ def test_excluded_queries_are_reported_with_reasons(strata):
 
 
 def test_stratum_cells_and_codes(strata):
-    # default bins: Δ (0, 0.5], J (0.2, 0.5]
-    assert strata.stratum("q1") == (0, "Low", "Med")
-    assert strata.stratum("q2") == (1, "High", "High")
-    assert strata.stratum("q3") == (0, "High", "Low")
+    # default bins: Δ (0.5, 0.75], J (0.25, 0.5]
+    assert strata.stratum("q1") == (0, "N/A", "Med")
+    assert strata.stratum("q3") == (0, "Med", "N/A")
+    assert strata.stratum("q6") == (1, "Low", "Low")
     codes = strata.codes("cell")
     assert [QueryStrata.decode(c) for c in codes] == strata.labels("cell")
     assert strata.labels("cluster") == [0, 1, 0, 1, 0]
@@ -91,11 +132,12 @@ def test_stratum_cells_and_codes(strata):
 
 def test_relevance_level_changes_rel_set():
     s = stratify({"q": {"d1": 1, "d2": 2}}, WEIGHTS, level=2)
-    assert s.primary.tolist() == [1] and s.dispersion[0] == pytest.approx(1.0)
+    assert s.primary.tolist() == [min((1, 2), key=lambda c: tie_hash("q", c))]
+    assert np.isnan(s.dispersion[0])  # one relevant document at level 2
     assert np.isnan(s.alignment[0])
     with pytest.raises(InputError, match="alignment"):
         s.codes("cell")
-    assert s.codes("cluster").tolist() == [1]
+    assert s.codes("cluster").tolist() == s.primary.tolist()
 
 
 def brute_force(qrels, weights, qents, dents, level=1):
@@ -109,10 +151,9 @@ def brute_force(qrels, weights, qents, dents, level=1):
         prof = {c: w for c, w in prof.items() if w > 0}
         if not rel or not prof:
             continue
-        top = max(prof.values())
-        primary = min(c for c, w in prof.items() if w >= top * (1 - 1e-12))
-        union = set().union(*(dents.get(d, set()) for d in rel))
-        out[q] = (primary, entropy_norm(list(prof.values())), jaccard(qents[q], union))
+        with_mass = [weights[d] for d in rel if weights[d]]
+        out[q] = (hashed_argmax(prof, q), pairwise_delta(with_mass),
+                  containment(qents[q], [dents.get(d, set()) for d in rel]))
     return out
 
 
@@ -142,8 +183,8 @@ def test_random_cases_match_brute_force(seed):
     for i, q in enumerate(s.queries):
         p, delta, j = ref[q]
         assert s.primary[i] == p, q
-        assert s.dispersion[i] == pytest.approx(delta, abs=1e-12)
-        assert s.alignment[i] == pytest.approx(j)
+        assert s.dispersion[i] == pytest.approx(delta, abs=1e-12, nan_ok=True)
+        assert s.alignment[i] == pytest.approx(j, nan_ok=True)
 
 
 def test_bins_fixed_per_corpus_not_per_query_set():
@@ -163,7 +204,8 @@ def test_bins_fixed_per_corpus_not_per_query_set():
     dents = {d: {f"e{int(rng.integers(0, 6))}", f"e{int(rng.integers(0, 6))}"} for d in weights}
     full = stratify(qrels, cw, query_entities=qents, doc_entities=dents, bins=bins)
     # the same queries inside a small, skewed query set: identical cells
-    low = [q for q, dl in zip(full.queries, full.dispersion) if dl < np.median(full.dispersion)]
+    low = [q for q, dl in zip(full.queries, full.dispersion)
+           if dl < np.nanmedian(full.dispersion)]
     part = stratify({q: qrels[q] for q in low[:7]}, cw, query_entities=qents, doc_entities=dents,
                     bins=bins)
     for q in part.queries:
@@ -173,7 +215,7 @@ def test_bins_fixed_per_corpus_not_per_query_set():
 
 def test_bin_edges_and_nan():
     b = Bins(dispersion=(0.0, 0.5), alignment=(0.2, 0.5))
-    assert b.bin_dispersion([0.0, 1e-9, 0.5, 0.51, np.nan]).tolist() == [0, 1, 1, 2, -1]
+    assert b.bin_dispersion([0.0, 1e-9, 0.5, 0.51, np.nan]).tolist() == [0, 1, 1, 2, 3]
     assert b.bin_alignment([0.2, 0.3, 0.9]).tolist() == [0, 1, 2]
     with pytest.raises(InputError):
         Bins(dispersion=(0.6, 0.5))
@@ -182,19 +224,18 @@ def test_bin_edges_and_nan():
     assert Bins.from_reference(dispersion=[0, 0, 0, 1, 1, 1]).alignment == DEFAULT_BINS.alignment
 
 
-def test_soft_jaccard():
+def test_soft_containment():
     vec = {"a": np.array([1.0, 0.0]), "c": np.array([0.95, 0.1]), "b": np.array([0.0, 1.0])}
-    # a ↔ c match by cosine, b = b by string: all matched on both sides
-    assert soft_jaccard({"a", "b"}, {"b", "c"}, vec, tau=0.9) == pytest.approx(1.0)
-    # a high τ leaves the exact Jaccard
-    assert soft_jaccard({"a", "b"}, {"b", "c"}, vec, tau=0.999) == pytest.approx(1 / 3)
-    assert soft_jaccard({"a", "b"}, {"b", "c"}, None, tau=0.5) == pytest.approx(1 / 3)
+    # a ↔ c match by cosine, b = b by string: both query entities found in the document
+    assert soft_containment({"a", "b"}, [{"b", "c"}], vec, tau=0.9) == pytest.approx(1.0)
+    # a high τ leaves the exact containment
+    assert soft_containment({"a", "b"}, [{"b", "c"}], vec, tau=0.999) == pytest.approx(0.5)
+    assert soft_containment({"a", "b"}, [{"b", "c"}], None, tau=0.5) == pytest.approx(0.5)
     # a callable works like a mapping; entities without vectors match by string only
-    assert soft_jaccard({"a", "q"}, {"c"}, vec.get, tau=0.9) == pytest.approx(1 / 2)
-    assert soft_jaccard(set(), set(), vec, 0.9) == 0.0
-    # one-to-many matching: a matches c and c2 → ½(1 + 2) / (1 + 2 − 1.5)
-    vec["c2"] = np.array([0.9, 0.2])
-    assert soft_jaccard({"a"}, {"c", "c2"}, vec, tau=0.9) == pytest.approx(1.5 / 1.5)
+    assert soft_containment({"a", "q"}, [{"c"}], vec.get, tau=0.9) == pytest.approx(1 / 2)
+    assert np.isnan(soft_containment(set(), [{"a"}], vec, 0.9))
+    # the mean over relevant documents
+    assert soft_containment({"a", "b"}, [{"c"}, {"zz"}], vec, 0.9) == pytest.approx(0.25)
     s = stratify({"q": {"d1": 1}}, WEIGHTS, query_entities={"q": {"a", "zz"}},
                  doc_entities={"d1": {"a", "b"}}, entity_vectors={"zz": [0, 1], "b": [0, 1]},
                  tau=0.9)

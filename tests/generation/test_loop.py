@@ -69,7 +69,7 @@ def _aligned(target, seed_docs):
 
 
 def _seeds_relevant(query, doc_ids):
-    return {d: (2 if i < 1 else 0) for i, d in enumerate(doc_ids)}
+    return {d: (2 if i < 1 else 1) for i, d in enumerate(doc_ids)}  # every seed relevant
 
 
 def _run(slice_data, pooler, writer, judge, verifier, **cfg):
@@ -96,7 +96,7 @@ def test_rank_targets_priority_and_order():
     assert (0, "Low", "High") not in [x.cell for x in t]  # that cell already holds a query
     assert (2, "Low", "Low") not in [x.cell for x in t]
     c0 = [x.cell for x in t if x.cluster == 0]
-    assert c0[0] == (0, "Med", "High") and c0[-1] == (0, "High", "Low")  # J High first
+    assert c0[0] == (0, "Med", "High") and c0[-1] == (0, "N/A", "N/A")  # J High first
     assert t[-1].priority == pytest.approx(0.2 * 1 / 5)
     # failures demote a cluster: 0.5 / (1 + 19) = 0.025 < 0.04
     t2 = rank_targets(counts, {}, mass, 5, failures={0: 19})

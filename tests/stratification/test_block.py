@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mteb_stratified.core import InputError, document_dispersion
-from mteb_stratified.stratification import (cluster_weights, corpus_bins, reference_bins,
+from mteb_stratified.core import InputError
+from mteb_stratified.stratification import (corpus_bins, reference_bins,
                                             stability_summary, strata_for_dataset,
                                             stratified_summary)
 
@@ -17,8 +17,11 @@ def test_strata_for_dataset(strata, dataset, artifact):
     assert strata.n_queries + len(strata.excluded) == len(dataset.qrels)
     assert strata.n_clusters == artifact.n_clusters
     assert strata.has_alignment
-    assert np.all((strata.alignment >= 0) & (strata.alignment <= 1))
-    assert np.all((strata.dispersion >= 0) & (strata.dispersion <= 1))
+    j, d = strata.alignment, strata.dispersion
+    assert np.all(np.isnan(j) | ((j >= 0) & (j <= 1)))   # NaN: N/A (no query entity)
+    assert np.all(np.isnan(d) | ((d >= 0) & (d <= 1)))   # NaN: N/A (one relevant document)
+    rel = np.array([sum(g >= 1 for g in dataset.qrels[q].values()) for q in strata.queries])
+    assert np.all(np.isnan(d[rel == 1]))
 
 
 def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
@@ -39,14 +42,12 @@ def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
 
 
 def test_fallback_bins_without_stored_ones(artifact, dataset):
-    """No stored bins: Δ at document-dispersion tertiles, J at the fixed defaults."""
+    """No stored bins: the fixed, corpus-independent cut-points."""
     bare = copy.copy(artifact)
     bare.metadata = {k: v for k, v in artifact.metadata.items() if k != "bins"}
-    ref = document_dispersion(cluster_weights(artifact, dataset.corpus))
-    ref = ref[np.isfinite(ref)]
     b = corpus_bins(bare)
-    assert b.dispersion == pytest.approx(tuple(np.quantile(ref, [1 / 3, 2 / 3])))
-    assert b.alignment == (0.2, 0.5) and "fallback" in b.source
+    assert b.dispersion == (0.5, 0.75) and b.alignment == (0.25, 0.5)
+    assert "fallback" in b.source
     with pytest.raises(InputError, match="soft-J cut-points"):
         corpus_bins(bare, alignment="soft")
     with pytest.raises(InputError, match="unknown alignment"):
@@ -56,8 +57,10 @@ def test_fallback_bins_without_stored_ones(artifact, dataset):
 def test_reference_bins_are_quantiles_of_the_reference_pool(artifact, dataset, strata):
     """reference_bins = the 1/3, 2/3 quantiles of Δ and J over the reference queries."""
     b = reference_bins(artifact, [dataset])
-    assert b["dispersion"] == pytest.approx(np.quantile(strata.dispersion, [1 / 3, 2 / 3]))
-    assert b["alignment"] == pytest.approx(np.quantile(strata.alignment, [1 / 3, 2 / 3]))
+    # N/A values (NaN) are not part of the quantiles
+    d, j = strata.dispersion, strata.alignment
+    assert b["dispersion"] == pytest.approx(np.quantile(d[np.isfinite(d)], [1 / 3, 2 / 3]))
+    assert b["alignment"] == pytest.approx(np.quantile(j[np.isfinite(j)], [1 / 3, 2 / 3]))
     assert b["reference"] == {"splits": ["test"], "n_queries": strata.n_queries,
                               "excluded": len(strata.excluded),
                               "quantiles": [1 / 3, 2 / 3], "level": 1}
@@ -75,11 +78,13 @@ def test_soft_alignment_bounds_exact_and_uses_soft_cut_points(artifact, dataset)
     exact = strata_for_dataset(artifact, small)
     soft = strata_for_dataset(artifact, small, alignment="soft")
     assert list(soft.bins.alignment) == artifact.bins["alignment_soft"]
-    assert np.all(soft.alignment >= exact.alignment - 1e-12)
-    assert np.array_equal(soft.dispersion, exact.dispersion)
+    both = np.isfinite(exact.alignment)
+    assert np.array_equal(both, np.isfinite(soft.alignment))   # N/A (no entity) in both
+    assert np.all(soft.alignment[both] >= exact.alignment[both] - 1e-12)
+    assert np.array_equal(soft.dispersion, exact.dispersion, equal_nan=True)
     # τ above every cosine: only identical strings match, so soft J = exact J
     strict = strata_for_dataset(artifact, small, alignment="soft", tau=1.01)
-    assert strict.alignment == pytest.approx(exact.alignment, abs=1e-12)
+    assert strict.alignment == pytest.approx(exact.alignment, abs=1e-12, nan_ok=True)
 
 
 def test_summary_block(strata, artifact, two_systems):
@@ -186,11 +191,11 @@ def test_another_number_of_bins_flows_through_block_and_report(artifact, dataset
     vals = {k: {q: v for q, v in col.items() if q in set(st.queries)}
             for k, col in two_systems["A"].items()}
     block = stratified_summary(vals, st, artifact, scheme="cell", n_resamples=50, n_min=2)
-    assert block["levels"] == ["Q1", "Q2", "Q3", "Q4"]
-    assert block["alignment_levels"] == ["Low", "High"]
-    assert all(np.array(c["counts"]).shape == (4, 2) for c in block["cells"])
-    assert len(block["bin_counts"]["dispersion"]) == 4
-    assert block["coverage"]["cell"]["units"] == 8 * artifact.n_clusters
+    assert block["levels"] == ["Q1", "Q2", "Q3", "Q4", "N/A"]
+    assert block["alignment_levels"] == ["Low", "High", "N/A"]
+    assert all(np.array(c["counts"]).shape == (5, 3) for c in block["cells"])
+    assert len(block["bin_counts"]["dispersion"]) == 5
+    assert block["coverage"]["cell"]["units"] == 15 * artifact.n_clusters
     html = render_html(build_report({"A": block}))
     assert "Q1 ≤ 0.8 &lt; Q2 ≤ 0.87 &lt; Q3 ≤ 0.9 &lt; Q4" in html  # escaped in the HTML
     assert "Low ≤ 0 &lt; High" in html and "Q4" in to_markdown(build_report({"A": block}))

@@ -39,3 +39,11 @@ def built(tmp_path_factory, small_corpus, small_config):
 def files_of(folder):
     return {name: open(os.path.join(folder, name), "rb").read()
             for name in sorted(os.listdir(folder)) if not name.startswith(".")}
+
+
+@pytest.fixture(scope="session")
+def nfcorpus_texts():
+    from mteb_stratified.io import bundled_path, load_beir
+    from mteb_stratified.io.corpus_text import doc_text
+    corpus = load_beir(bundled_path("nfcorpus"), "test").corpus
+    return [doc_text(corpus[d]) for d in sorted(corpus)]

@@ -116,3 +116,34 @@ def test_unreachable_endpoint_exits_2(tmp_path, capsys):
                           "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1",
                           "--timeout", "2", "--no-progress"]) == 2
     assert "kept failing" in capsys.readouterr().err
+
+
+def test_bins_never_come_from_the_evaluated_split(tmp_path, small_corpus, capsys):
+    docs = {d: small_corpus[d] for d in sorted(small_corpus)[:10]}
+    folder = _beir(tmp_path / "beir", docs)
+    _judged(folder, docs, splits=("test",))
+    out = str(tmp_path / "art")
+    args = ["structure", "--corpus", folder, "--out", out, "--no-progress"]
+    # refused before anything is built, naming the three ways out
+    assert cli_main.main(args) == 2
+    err = capsys.readouterr().err
+    assert "only judged split" in err and "test" in err
+    assert "--bins-splits dev" in err and "--cut-points" in err and "--bins-splits none" in err
+    assert not os.path.exists(os.path.join(out, "metadata.json"))
+    for bad in ("0.5", "a,b:c", "0.9,0.1:0.2,0.3"):
+        assert cli_main.main(args + ["--cut-points", bad]) == 2
+        assert "--cut-points" in capsys.readouterr().err
+
+
+def test_an_older_artifact_format_says_how_to_rebuild(tmp_path):
+    from mteb_stratified.core import InputError
+    from mteb_stratified.structure import StructureArtifact
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "metadata.json").write_text(json.dumps({"format": "mteb-stratified/structure/1"}))
+    with pytest.raises(InputError) as err:
+        StructureArtifact.load(str(folder))
+    text = str(err.value)
+    assert "older format" in text and "mteb-stratified structure --corpus" in text
+    assert "metadata.json" in text

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.core.strata import tie_hash
 from mteb_stratified.structure import StructureArtifact
 from mteb_stratified.structure.extractors import EntityExtractor, SpacyNounChunkExtractor
 from mteb_stratified.structure.fingerprint import corpus_fingerprint, doc_text
@@ -23,15 +24,28 @@ def test_artifact_tables_follow_the_definitions(built, small_corpus):
     assert art.n_clusters >= 2
     assert set(art.cluster_mass) == set(range(art.n_clusters)) == set(art.cluster_labels)
     n = len(small_corpus)
+    df = {r["name"]: r["doc_freq"] for r in art.entities}
+    own = {}
     for doc, weights in art.doc_cluster_weights.items():
         assert math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
         clustered = [e for e in art.doc_entities[doc] if art.entity_cluster.get(e, -1) >= 0]
+        idf = {e: math.log(n / df[e]) for e in clustered}      # m_d(c): idf-weighted shares
         for c, w in weights.items():
-            share = sum(art.entity_cluster[e] == c for e in clustered) / len(clustered)
+            share = sum(idf[e] for e in clustered if art.entity_cluster[e] == c) / sum(
+                idf.values())
             assert math.isclose(w, share, abs_tol=1e-9)
+        top = max(weights.values())
+        tied = [c for c, w in weights.items() if w >= top * (1 - 1e-12)]
+        own[doc] = min(tied, key=lambda c: tie_hash(doc, c))
+    # the stratum weight: the share of documents whose own stratum (argmax m_d) is c
     for c, mass in art.cluster_mass.items():
+        assert math.isclose(mass, sum(o == c for o in own.values()) / n, abs_tol=1e-12)
+    rows = {r["id"]: r for r in art.clusters}
+    for c in art.cluster_mass:
         expected = sum(w.get(c, 0.0) for w in art.doc_cluster_weights.values()) / n
-        assert math.isclose(mass, expected, abs_tol=1e-9)
+        assert math.isclose(rows[c]["membership_mass"], expected, abs_tol=1e-9)
+    quality = art.metadata["quality"]
+    assert 0 <= quality["generic_mass_share"] <= 1 and -1 <= quality["seed_ari"] <= 1
     assert all(label for label in art.cluster_labels.values())
     assert art.corpus_fingerprint == corpus_fingerprint(small_corpus)
 

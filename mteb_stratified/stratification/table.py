@@ -1,0 +1,57 @@
+"""Per-query strata as data: one row per judged query, to join with per-query metrics.
+
+Columns: ``query_id``, ``cluster`` (the primary cluster c*(q)), ``cluster_label``, ``stratum``
+(the cell label, ``c12/Low/N/A``), ``dispersion`` (Δ, empty when N/A), ``dispersion_bin``,
+``alignment`` (J, empty when N/A), ``alignment_bin``, ``n_relevant`` (|rel(q)|),
+``membership`` (the query's cluster profile p_q(c), ``c:share`` for its largest 5 clusters),
+``excluded`` (the reason, for a judged query that was not stratified).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+
+__all__ = ["COLUMNS", "strata_rows", "write_strata_table"]
+
+COLUMNS = ("query_id", "cluster", "cluster_label", "stratum", "dispersion", "dispersion_bin",
+           "alignment", "alignment_bin", "n_relevant", "membership", "excluded")
+
+
+def _num(x) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.6g}"
+
+
+def strata_rows(strata, artifact, qrels: dict) -> list[dict]:
+    """The rows of the table (module docstring), stratified queries first, in strata order."""
+    labels = artifact.cluster_labels
+    rec = strata.records()
+    rows = []
+    for q in strata.queries:
+        r = rec[q]
+        member = sorted(strata.membership_of(q).items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        rows.append({
+            "query_id": q, "cluster": r["cluster"], "cluster_label": labels.get(r["cluster"], ""),
+            "stratum": f"c{r['cluster']}/{r['dispersion_bin']}/{r['alignment_bin']}",
+            "dispersion": _num(r["dispersion"]), "dispersion_bin": r["dispersion_bin"],
+            "alignment": _num(r["alignment"]), "alignment_bin": r["alignment_bin"] or "",
+            "n_relevant": sum(1 for g in qrels.get(q, {}).values() if g >= strata.level),
+            "membership": " ".join(f"c{c}:{v:.3f}" for c, v in member), "excluded": ""})
+    for e in strata.excluded:
+        rows.append({k: "" for k in COLUMNS} | {
+            "query_id": e.qid, "excluded": e.reason,
+            "n_relevant": sum(1 for g in qrels.get(e.qid, {}).values() if g >= strata.level)})
+    return rows
+
+
+def write_strata_table(path: str, rows: list[dict]) -> None:
+    """Write the rows as a tab-separated file with a header (atomically)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: str(r.get(k, "")).replace("\t", " ").replace("\n", " ")
+                        for k in COLUMNS})
+    os.replace(tmp, path)
