@@ -215,8 +215,14 @@ class SplitHalfResult:
     n_strata: int
 
     def to_dict(self) -> dict:
-        return {"r": self.r, "spearman_brown": self.spearman_brown, "null_r": self.null_r,
-                "null_r_95": self.null_r_95, "p_value": self.p_value,
+        """JSON-ready; a figure that could not be computed (fewer than 3 strata with 2 or
+        more queries) is None."""
+        def f(x):
+            return float(x) if np.isfinite(x) else None
+
+        return {"r": f(self.r), "spearman_brown": f(self.spearman_brown),
+                "null_r": f(self.null_r), "null_r_95": f(self.null_r_95),
+                "p_value": f(self.p_value),
                 "n_splits": self.n_splits, "n_resamples": self.n_resamples,
                 "n_strata_used": self.n_strata,
                 "null": "random strata of the same sizes (label permutations)"}

@@ -249,8 +249,13 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def _has_split_half(sh) -> bool:
+    return bool(sh) and all(isinstance(sh.get(k), (int, float)) and sh[k] == sh[k]
+                            for k in ("r", "null_r", "p_value"))
+
+
 def _split_half_cell(sh) -> str:
-    if not sh or sh.get("r") is None or sh["r"] != sh["r"]:
+    if not _has_split_half(sh):
         return "–"
     return f"{sh['r']:.2f} ({sh['null_r']:.2f}), p = {sh['p_value']:.3f}"
 
@@ -291,7 +296,7 @@ def what_this_says(report: dict) -> list[str]:
                    "there is no evidence that the strata differ more than random strata of "
                    "the same sizes would."))
         sh = h.get("split_half")
-        if sh and sh.get("r") == sh.get("r"):
+        if _has_split_half(sh):
             text += (f" Split in two random halves, the stratum means agree at r = "
                      f"{sh['r']:.2f} (random strata: {sh['null_r']:.2f}; p = "
                      f"{sh['p_value']:.3f}): " + ("they replicate beyond chance." if

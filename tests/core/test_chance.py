@@ -161,3 +161,17 @@ def test_flip_test_against_random_strata():
     assert shuffled.p_value > 0.05
     with pytest.raises(InputError):
         flip_test(a, b[:-1], labels)
+
+
+def test_split_half_without_enough_strata_is_none_not_nan():
+    import json
+
+    from mteb_stratified.core.chance import split_half_reliability
+    from mteb_stratified.report.html import _split_half_cell
+
+    r = split_half_reliability(np.array([0.1, 0.2, 0.3, 0.4, 0.9]), [0, 0, 1, 1, 2],
+                               n_resamples=5, seed=0)
+    d = r.to_dict()
+    assert d["r"] is None and d["p_value"] is None and d["n_strata_used"] == 2
+    json.loads(json.dumps(d, allow_nan=False))   # strict JSON
+    assert _split_half_cell(d) == "–"
