@@ -38,14 +38,16 @@ def _doc_entity_table(artifact, weights: ClusterWeights):
     """Per document row: its clustered entities' cluster ids and idf weights (flat + offsets)."""
     cluster_of = {r["name"]: int(r["cluster"]) for r in artifact.entities if r["cluster"] >= 0}
     df = {r["name"]: int(r["doc_freq"]) for r in artifact.entities}
+    from ..structure.specificity import idf
+
     idf_on = artifact.metadata.get("parameters", {}).get("idf_weights", False)
-    n = max(weights.n_docs, 1)
+    n = weights.n_docs
     lens, cl, w = [], [], []
     for d in weights.doc_ids:
         ents = [e for e in sorted(set(artifact.doc_entities.get(d, ()))) if e in cluster_of]
         lens.append(len(ents))
         cl.extend(cluster_of[e] for e in ents)
-        w.extend((math.log(n / max(df[e], 1)) if idf_on else 1.0) for e in ents)
+        w.extend((idf(df[e], n) if idf_on else 1.0) for e in ents)
     indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     return indptr, np.asarray(cl, dtype=np.int64), np.asarray(w, dtype=np.float64)
 

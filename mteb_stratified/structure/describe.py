@@ -1,7 +1,7 @@
 """Step 5 of the structure pipeline: the artifact's tables and its metadata.
 
 * **weights** m_d(c) and the clusters' stratum weights (:mod:`.weights`); cluster labels from
-  their most central entities (:mod:`.labels`);
+  the entities found in the most documents (:mod:`.labels`);
 * the **quality** figures (:mod:`.quality`): generic mass share, NPMI, seed stability (the ARI
   of the document strata against a Leiden run with the next seed), the heaviest clusters;
 * the **tables**: one row per entity (name, cluster, document frequency, centrality, aliases,

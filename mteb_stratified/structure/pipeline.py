@@ -118,14 +118,14 @@ def _validate(corpus: dict) -> dict:
 
 
 
-def _quality(texts: dict, linked, tables, cfg) -> dict:
+def _quality(texts: dict, vocab, linked, tables, cfg) -> dict:
     from .describe import seed_stability
     from .quality import cluster_quality
     from .specificity import GenericTest, WordStats
 
-    test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
-                       max_ridf=cfg.generic_max_ridf if cfg.generic_max_ridf is not None else 0.7,
-                       min_doc_share=cfg.generic_min_doc_share)
+    # the vocabulary's fitted test; with the filter off, the default test judges the clusters
+    test = vocab.generic_test or GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
+                                             min_doc_share=cfg.generic_min_doc_share)
     out = cluster_quality(tables.clusters, tables.entities, linked.doc_entities, texts,
                           generic_test=test)
     out.update(seed_stability(texts, linked, tables, cfg))
@@ -189,7 +189,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters = timed("leiden", cluster_entities, linked.graph, cfg)
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg)
-    quality = timed("quality", _quality, texts, linked, tables, cfg)
+    quality = timed("quality", _quality, texts, vocab, linked, tables, cfg)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,
                               fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
                               linked=linked, clusters=clusters, tables=tables,

@@ -37,6 +37,7 @@ class Vocabulary:
     names: list            # the clustered vocabulary, sorted
     description: dict      # name -> its first description
     generic: list          # generic phrases left out of the clustering, sorted
+    generic_test: object = None  # the fitted :class:`.specificity.GenericTest` (None: off)
 
 
 def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
@@ -52,6 +53,7 @@ def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
     # in docs_without_clusters with its reason, rather than lost in an error)
     frequent = sorted(n for n, c in df.items() if c >= cfg.min_doc_freq and n not in stop_set)
     generic: list = []
+    test = None
     if cfg.generic_max_ridf is not None:
         from .specificity import GenericTest, WordStats
         test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
@@ -64,7 +66,7 @@ def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
     for d in texts:
         for n, desc in rows[d]["entities"]:
             description.setdefault(n, desc)
-    return Vocabulary(doc_names, df, stop_entities, names, description, generic)
+    return Vocabulary(doc_names, df, stop_entities, names, description, generic, test)
 
 
 def embedding_inputs(names: list, description: dict, context: str) -> list[str]:
