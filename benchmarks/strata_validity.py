@@ -63,6 +63,9 @@ def main(argv=None) -> int:
                     help="--structure is an artifact of the previous format (1), read for a "
                          "before/after comparison: its clusters and stored weights are used, its "
                          "stored Δ/J cut-points (of the previous definitions) are not")
+    ap.add_argument("--seed-structure", default=None, metavar="DIR",
+                    help="the same corpus built with another seed: the seed ARI of the documents' "
+                         "own strata is computed against it (default: the ARI stored at build)")
     ap.add_argument("--resamples", type=int, default=2000, help="permutations (default: 2000)")
     ap.add_argument("--bootstrap", type=int, default=50,
                     help="entity-bootstrap replicates (default: 50)")
@@ -118,6 +121,14 @@ def main(argv=None) -> int:
         quality = cluster_quality(art.clusters, art.entities, art.doc_entities, texts)
         stored = art.metadata.get("quality", {})
         quality["seed_ari"] = stored.get("seed_ari")
+        if args.seed_structure:
+            from mteb_stratified.structure.quality import adjusted_rand
+            other = (_load_legacy(args.seed_structure) if args.legacy
+                     else StructureArtifact.load(args.seed_structure, corpus=data.corpus))
+            own_a = weights.primary()
+            own_b = cluster_weights(other, data.corpus).primary()
+            both = (own_a >= 0) & (own_b >= 0)
+            quality["seed_ari"] = adjusted_rand(own_a[both], own_b[both])
         qids = list(strata.queries)
         measures = {}
         for name, path in runs:
