@@ -178,17 +178,15 @@ def main(argv=None) -> int:
                                    seed=args.seed).to_dict()
                  for scheme, labels in schemes.items()} for m in ("nDCG@10", "R@100")}
     feats = {**candidates, "lexical overlap": lexical}
-    corr = {m: partial_correlations(feats, measures[a_name][m], rel_count)
-            for m in ("nDCG@10", "R@100")}
-    corr_b = {m: partial_correlations(feats, measures[b_name][m], rel_count)
-              for m in ("nDCG@10", "R@100")}
+    partial = {name: {m: partial_correlations(feats, measures[name][m], rel_count)
+                      for m in ("nDCG@10", "R@100")} for name in measures}
     j_vs_lex = partial_correlations({"J": strata.alignment}, lexical, rel_count)["J"]
     out = {"data": args.data, "split": args.split, "structure": args.structure or "bundled",
            "format": art.metadata.get("format"), "n_queries": strata.n_queries,
            "excluded": len(strata.excluded), "n_clusters": art.n_clusters,
            "quality": quality, "assignment_reliability": reliability, "coverage": coverage,
            "chance": chance, "flips": flips,
-           "partial_correlations": {a_name: corr, b_name: corr_b},
+           "partial_correlations": partial,
            "j_vs_lexical": j_vs_lex, "weights_vs_assignment_l1": weight_l1,
            "delta_na": int(np.isnan(strata.dispersion).sum()),
            "j_na": int(np.isnan(strata.alignment).sum()),

@@ -98,6 +98,14 @@ class HeterogeneityResult:
                 "correction": "Holm", "strata": [dict(s) for s in self.strata]}
 
 
+def _codes(labels) -> tuple[np.ndarray, list]:
+    """Integer codes of any hashable labels, and the labels in order of first appearance."""
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
+                        len(labels))
+    return codes, list(index)
+
+
 def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int = 5,
                        rng=None, seed: int | None = None) -> HeterogeneityResult:
     """Permutation test: do strata ``labels`` explain more of ``values`` than random strata of
@@ -114,10 +122,7 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     if int(n_resamples) < 1:
         raise InputError(f"n_resamples must be ≥ 1, got {n_resamples}", fix="e.g. 2000")
     rng = as_generator(rng, seed)
-    index: dict = {}
-    codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
-                        len(labels))
-    keys = list(index)  # in order of first appearance
+    codes, keys = _codes(labels)
     k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
     grand = y.mean()
@@ -161,13 +166,6 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
                                n_strata=int(k), min_size=int(min_size), strata=strata)
 
 
-def _codes(labels) -> tuple[np.ndarray, int]:
-    index: dict = {}
-    codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
-                        len(labels))
-    return codes, len(index)
-
-
 def _split_half_r(y: np.ndarray, codes: np.ndarray, k: int, n_splits: int, rng) -> float:
     """Mean over random within-stratum halvings of Pearson r between the halves' stratum means."""
     rs = []
@@ -175,12 +173,12 @@ def _split_half_r(y: np.ndarray, codes: np.ndarray, k: int, n_splits: int, rng) 
     usable = n >= 2
     if usable.sum() < 3:
         return float("nan")
+    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
     for _ in range(n_splits):
         # within each stratum, a random half (the odd one out to a random side) goes to A
         u = rng.random(y.size)
         order = np.lexsort((u, codes))
         rank = np.empty(y.size, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(n)[:-1]])
         rank[order] = np.arange(y.size) - np.repeat(starts, n)
         half = np.floor(n / 2 + rng.random(k) * (n % 2)).astype(np.int64)
         in_a = rank < half[codes]
@@ -245,7 +243,8 @@ def split_half_reliability(values, labels, *, n_splits: int = 100, n_resamples: 
     if int(n_splits) < 1 or int(n_resamples) < 1:
         raise InputError("n_splits and n_resamples must be ≥ 1", fix="e.g. 100 and 200")
     rng = as_generator(rng, seed)
-    codes, k = _codes(labels)
+    codes, keys = _codes(labels)
+    k = len(keys)
     r = _split_half_r(y, codes, k, int(n_splits), rng)
     null_splits = max(10, int(n_splits) // 10)
     null = np.array([_split_half_r(y, rng.permutation(codes), k, null_splits, rng)
@@ -328,7 +327,8 @@ def flip_test(a, b, labels, *, min_size: int = 5, alpha: float = 0.05, n_resampl
     rng = as_generator(rng, seed)
     d = a - b
     overall = float(d.mean())
-    codes, k = _codes(labels)
+    codes, keys = _codes(labels)
+    k = len(keys)
     tested, flips, sig = _flips(d, codes, k, min_size, alpha, overall)
     null = np.array([_flips(d, rng.permutation(codes), k, min_size, alpha, overall)
                      for _ in range(int(n_resamples))], dtype=np.float64).reshape(-1, 3)

@@ -328,7 +328,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     cfg = config or GenerationConfig()
     artifact.check_corpus(dataset.corpus)
     weights = cluster_weights(artifact, dataset.corpus)
-    bins = corpus_bins(artifact, weights)
+    bins = corpus_bins(artifact)
     strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level, check_corpus=False)
     mass = weights.corpus_mass()
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}

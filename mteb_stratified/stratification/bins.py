@@ -11,7 +11,7 @@ names: :mod:`mteb_stratified.core.cells`.
 
 from __future__ import annotations
 
-from ..core import DEFAULT_BINS, Bins, ClusterWeights, InputError
+from ..core import DEFAULT_BINS, Bins, InputError
 
 __all__ = ["ALIGNMENTS", "SOFT_TAU", "check_alignment", "corpus_bins"]
 
@@ -29,9 +29,8 @@ def check_alignment(alignment: str) -> str:
     return alignment
 
 
-def corpus_bins(artifact, weights: ClusterWeights | None = None, *,
-                alignment: str = "exact") -> Bins:
-    """The corpus-fixed bins stored in the artifact, else our document-dispersion fallback.
+def corpus_bins(artifact, *, alignment: str = "exact") -> Bins:
+    """The corpus-fixed bins stored in the artifact, else the fixed fallback cut-points.
 
     ``alignment="soft"`` takes the stored soft-J cut-points (``alignment_soft``).
     """

@@ -49,7 +49,7 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
         artifact.check_corpus(corpus)
     weights = cluster_weights(artifact, corpus)
     if bins is None:
-        bins = corpus_bins(artifact, weights, alignment=alignment)
+        bins = corpus_bins(artifact, alignment=alignment)
     qids = [q for q in dataset.qrels if q in dataset.queries]
     if query_entities is None:
         extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])

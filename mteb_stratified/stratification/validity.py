@@ -64,9 +64,9 @@ def assignment_reliability(artifact, strata: QueryStrata, qrels: dict, weights: 
     base_cluster = strata.primary
     base_delta = strata.dispersion_bin
     same_c, same_cd = [], []
+    rows = np.repeat(np.arange(len(lens)), lens)  # one slot per entity of each document
     for _ in range(int(n_resamples)):
         # resample each document's entities: position start + ⌊U · len⌋ for each slot
-        rows = np.repeat(np.arange(len(lens)), lens)
         pick = indptr[rows] + np.floor(rng.random(rows.size) * lens[rows]).astype(np.int64)
         m = sparse.csr_matrix((w[pick], (rows, cl[pick])),
                               shape=(len(lens), weights.n_clusters))
