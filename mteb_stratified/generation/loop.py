@@ -5,7 +5,7 @@ The loop (our design; the paper describes the idea, not the rules):
 1. **Coverage** of the current query set: per cluster n_c (queries whose primary cluster is c)
    and per cell n_{c,δ,j}; MSC and SCC (``n_min``) as in :mod:`mteb_stratified.core.coverage`.
 2. **Targets**: every empty cell (c, Δ bin, J bin) of a cluster with n_c < n_min, ranked by
-   ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: corpus mass, f_c: rejected
+   ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: stratum weight, f_c: rejected
    candidates of cluster c so far), ties → J bin High before Med before Low (a query in the
    documents' own words is the easiest to hit), then Δ Low before Med before High, then
    cluster id.  A target is tried at most ``max_attempts`` times.
@@ -330,7 +330,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     weights = cluster_weights(artifact, dataset.corpus)
     bins = corpus_bins(artifact)
     strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level, check_corpus=False)
-    mass = weights.corpus_mass()
+    mass = weights.primary_share()  # stratum weights by the argmax rule, as stratify counts
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
     state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
                    cfg.n_min, grid=bins.grid)
