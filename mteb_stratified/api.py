@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import InputError, evaluate_arrays, from_dicts
 from .core.results import EvaluationResult
-from .io import read_qrels, read_run
+from .io import read_qrels, read_run, read_run_arrays
 
 __all__ = ["evaluate", "DEFAULT_MEASURES"]
 
@@ -33,7 +33,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     Parameters
     ----------
     qrels : ``{qid: {docid: grade}}`` or a path (TREC qrels, BEIR qrels TSV, JSON; gzip ok).
-    run : ``{qid: {docid: score}}`` or a path (TREC run, JSON; gzip ok).
+    run : ``{qid: {docid: score}}`` or a path (TREC run, JSON; gzip ok).  A TREC run file is
+        streamed into arrays one query at a time (peak memory near the arrays' size).
     measures : ir_measures-style names, default ``nDCG@10 RR@10 R@100 P@10 AP@100``.
     relevance_level : minimum grade of a relevant document (trec_eval ``-l``).
     oblivious : tie-oblivious order to report: ``"trec_eval"`` (score desc, doc id desc) or
@@ -53,8 +54,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     (0.75, 0.5, 1.0)
     """
     qrels_d, qname = _load(qrels, read_qrels, "qrels")
-    run_d, rname = _load(run, read_run, "run")
-    arrays, left_out = from_dicts(qrels_d, run_d, missing=missing, qrels_name=qname, run_name=rname)
+    if isinstance(run, (str, os.PathLike)):  # streamed: the run never exists as dicts
+        arrays, left_out = read_run_arrays(run, qrels_d, missing=missing, qrels_name=qname)
+    else:
+        run_d, rname = _load(run, read_run, "run")
+        arrays, left_out = from_dicts(qrels_d, run_d, missing=missing, qrels_name=qname,
+                                      run_name=rname)
     if tie_cutoffs is not None:
         tie_cutoffs = [int(k) for k in np.atleast_1d(tie_cutoffs)]
     return evaluate_arrays(arrays, measures, relevance_level=relevance_level, oblivious=oblivious,

@@ -8,17 +8,22 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
-__all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint"]
+# The numbers the options accept are the file readers' grammar: ASCII decimal only (no
+# ``1_000``, no non-ASCII digits, no hex, no ``nan``/``inf``).
+from ..io.files import INTEGER, NUMBER
+from ..io.outputs import dumps_json
+
+__all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint", "print_json"]
 
 
 def int_at_least(low: int, high: int | None = None):
     """An argparse ``type``: an integer in ``[low, high]``."""
     def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if not INTEGER.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
+        value = int(text, 10)
         if value < low or (high is not None and value > high):
             bound = f">= {low}" if high is None else f"in [{low}, {high}]"
             raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {value}")
@@ -32,10 +37,9 @@ def float_in(low: float, high: float | None = None, *, low_open: bool = False):
     """An argparse ``type``: a finite number in ``[low, high]`` (``(low, high]`` with
     ``low_open``)."""
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not NUMBER.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+        value = float(text)
         bad_low = value <= low if low_open else value < low
         if not math.isfinite(value) or bad_low or (high is not None and value > high):
             lo = "(" if low_open else "["
@@ -52,8 +56,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the description's line breaks (examples, lists) and wraps option help."""
 
 
-def add_llm_endpoint(group, *, cache_name: str) -> None:
-    """The options of an OpenAI-compatible endpoint (``structure``, ``generate``)."""
+def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT") -> None:
+    """The options of an OpenAI-compatible endpoint (``structure``, ``generate``, and the query
+    entities of ``stratify``/``report``); the cache defaults to ``cache_folder/cache_name``."""
     group.add_argument("--base-url", default=None,
                        help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
@@ -65,8 +70,13 @@ def add_llm_endpoint(group, *, cache_name: str) -> None:
     group.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
                        help="retries per request (default: 5)")
     group.add_argument("--cache", default=None, metavar="FILE",
-                       help=f"SQLite answer cache (default: OUT/{cache_name})")
+                       help=f"SQLite answer cache (default: {cache_folder}/{cache_name})")
     group.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
                        help="USD per 1M prompt tokens, for the cost line (default: 0)")
     group.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
                        help="USD per 1M completion tokens (default: 0)")
+
+
+def print_json(value) -> None:
+    """Print ``value`` as one line of valid JSON (NaN/inf as null) for ``--json``."""
+    sys.stdout.write(dumps_json(value) + "\n")

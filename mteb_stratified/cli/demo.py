@@ -54,13 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from ..core import parse_measures
     from ..core.precision import round_to_bfloat16
     from ..io import bundled_path, load_beir, write_run
+    from ..io.outputs import output_dir
 
+    output_dir(args.out, option="-o/--out")  # a file there (or above) fails before BM25 runs
     measures = list(dict.fromkeys(["nDCG@10", *args.measures]))
     parse_measures(measures)  # an unknown name fails before BM25 runs
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        from ..core import InputError
-
-        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the runs")
     t0 = time.perf_counter()
     data = load_beir(bundled_path("nfcorpus"), "test")
     run_fp32, info = bm25_run(data.corpus, data.queries, depth=args.depth)

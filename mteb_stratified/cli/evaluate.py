@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from ..api import DEFAULT_MEASURES, evaluate
+from ..core.arrays import MAX_GRADE
 from ..core.evaluate import IDEALS, OBLIVIOUS_ORDERS
-from ._args import int_at_least
+from ._args import int_at_least, print_json
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -24,8 +23,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         f"(default: {' '.join(DEFAULT_MEASURES)})")
     p.add_argument("--per-query", action="store_true", help="also report every query")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--relevance-level", type=int, default=1, metavar="N",
-                   help="minimum grade of a relevant document (trec_eval -l) (default: 1)")
+    p.add_argument("--relevance-level", type=int_at_least(-MAX_GRADE, MAX_GRADE), default=1,
+                   metavar="N", help="minimum grade of a relevant document (trec_eval -l), "
+                                     f"|N| <= {MAX_GRADE} (default: 1)")
     p.add_argument("--oblivious", choices=OBLIVIOUS_ORDERS, default="trec_eval",
                    help="tie-oblivious order to compare with: trec_eval (score, then doc id "
                         "descending) or input (file order) (default: trec_eval)")
@@ -49,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
                       oblivious=args.oblivious, ideal=args.ideal,
                       missing="zero" if args.missing_as_zero else "skip", depth=args.depth)
     if args.json:
-        json.dump(result.to_dict(per_query=args.per_query), sys.stdout)
-        sys.stdout.write("\n")
+        print_json(result.to_dict(per_query=args.per_query))
         return 0
     print(result.table())
     if args.per_query:

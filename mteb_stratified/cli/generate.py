@@ -11,12 +11,13 @@ Needs the [llm], [bm25] and [structure] extras.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 
-from ..core import DEFAULT_N_MIN, InputError
-from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least
+from ..core import DEFAULT_N_MIN
+from ..core.rng import MAX_SEED
+from ..io.outputs import output_dir
+from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least, print_json
+from .stratify import endpoint_settings, notify
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -29,8 +30,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--structure", required=True, metavar="DIR",
                    help="structure artifact folder of the corpus ('bundled' for the bundled "
                         "NFCorpus structure)")
-    p.add_argument("--budget", type=int, required=True, metavar="CALLS",
-                   help="LLM calls at most (writer + judge + verifier, cached ones included)")
+    p.add_argument("--budget", type=int_at_least(1), required=True, metavar="CALLS",
+                   help="LLM calls at most: requests sent (writer, judge, verifier, the "
+                        "structure's extraction of generated queries, retries) plus answers "
+                        "taken from the cache")
     p.add_argument("--max-tokens-total", type=int_at_least(1), default=None, metavar="N",
                    help="token budget (default: none)")
     p.add_argument("-o", "--out", required=True, metavar="DIR",
@@ -39,7 +42,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                "transformers serve, llama.cpp)")
     add_llm_endpoint(llm, cache_name="generate_cache.sqlite")
     g = p.add_argument_group("targets, seeds and pooling")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
+                   help=f"random seed in [0, {MAX_SEED}] (default: 0)")
     g.add_argument("--n-min", type=int_at_least(1), default=DEFAULT_N_MIN, metavar="N",
                    help=f"queries a cluster needs to count in SCC (default: {DEFAULT_N_MIN})")
     g.add_argument("--target-msc", type=float_in(0, 1), default=0.9, metavar="MSC",
@@ -59,6 +63,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--max-pool", type=int_at_least(1), default=8, metavar="N",
                    help="documents judged per query (default: 8)")
     g.add_argument("--no-dense", action="store_true", help="pool with BM25 only")
+    g.add_argument("--embedding-model", default=None, metavar="NAME",
+                   help="allow the embedding model the --structure records (dense pooling "
+                        "loads it) when it is not the packaged all-MiniLM-L6-v2: an artifact "
+                        "never chooses a model to download on its own (default: none allowed)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="ask again for the cached answers that held no usable JSON (the "
+                        "writer's, judge's and verifier's, and an LLM-built --structure's "
+                        "failed query entities)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
@@ -67,14 +79,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..io import dataset_folder
+    from ..io.lock import folder_lock
 
     folder = dataset_folder(args.dataset)  # inputs checked before the heavy imports
-    if args.budget < 1:
-        raise InputError(f"--budget must be ≥ 1 LLM call, got {args.budget}",
-                         fix="e.g. --budget 200 (each candidate query costs about "
-                             "2 + --max-pool calls)")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the dataset")
+    output_dir(args.out)
+    # one job per --out: a second one would repeat paid calls and race on the cache
+    with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
+        return _generate(args, folder)
+
+
+def _generate(args: argparse.Namespace, folder: str) -> int:
     from ..io import load_beir
     from ..structure.artifact import StructureArtifact
 
@@ -84,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         artifact = StructureArtifact.load(args.structure)
     dataset = load_beir(folder, args.split)
     artifact.check_corpus(dataset.corpus, source=folder)
+    dense = not args.no_dense and args.pool_dense > 0
+    artifact.allow_embedding_model(args.embedding_model)
+    model = artifact.embedding_model if dense else None  # refused before any paid call
     from ..generation import (BudgetedCalls, CallCache, GenerationConfig, GenerationEndpoint,
                               LLMJudge, LLMQueryWriter, LLMVerifier, Pooler, generate_queries,
                               provenance_of, write_dataset)
@@ -94,18 +111,29 @@ def run(args: argparse.Namespace) -> int:
     endpoint = GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
                                   max_retries=args.max_retries, price_in=args.price_in,
                                   price_out=args.price_out)
-    os.makedirs(args.out, exist_ok=True)
     cache = CallCache(args.cache or os.path.join(args.out, "generate_cache.sqlite"))
     bar = None
     if not args.no_progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=args.budget, desc="generate (LLM calls)", unit="call")
     calls = BudgetedCalls(endpoint, cache, max_calls=args.budget,
-                          max_tokens=args.max_tokens_total, progress=bar)
+                          max_tokens=args.max_tokens_total, progress=bar,
+                          retry_failed=args.retry_failed)
+    if artifact.metadata["extractor"]["kind"] == "llm":
+        # the structure reads each generated query's entities: with the user's endpoint, the
+        # same requests counter, budget and cache file as the generator (never the endpoint
+        # recorded in the artifact)
+        artifact.use_endpoint({**endpoint_settings(args, cache_path=cache.path),
+                               "provider": endpoint.provider}, notify=notify)
+        extractor = artifact.query_extractor()
+        calls.share(extractor)
+        if args.retry_failed:
+            n = extractor.cache.retry_failed()
+            notify(f"--retry-failed: {n} failed answers cleared from {extractor.cache.path}; "
+                   "those queries are asked again")
     writer, judge, verifier = LLMQueryWriter(calls), LLMJudge(calls), LLMVerifier(calls)
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=args.pool_dense,
-                    max_pool=args.max_pool, dense=not args.no_dense,
-                    model=artifact.metadata.get("parameters", {}).get("embedding_model"),
+                    max_pool=args.max_pool, dense=dense, model=model,
                     cache_dir=os.path.join(args.out, ".work"))
     try:
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
@@ -120,8 +148,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {"out": args.out, "before": result.coverage_before, "after": result.coverage_after,
                "counts": counts, "stop_reason": result.stop_reason, "usage": result.usage}
     if args.json:
-        json.dump(summary, sys.stdout)
-        sys.stdout.write("\n")
+        print_json(summary)
         return 0
     b, a = result.coverage_before["cluster"], result.coverage_after["cluster"]
     print(f"{args.out}: {counts['accepted']} of {counts['generated']} candidates accepted "
@@ -130,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  MSC {b['msc']:.3f} → {a['msc']:.3f}, SCC {b['scc']:.3f} → {a['scc']:.3f} "
           f"(stop: {result.stop_reason})")
     u = result.usage
-    print(f"  LLM calls {u['calls']} ({u['paid_calls']} sent, {u['cached_calls']} cached), "
+    print(f"  LLM calls {u['calls']} of {u['budget_calls']} ({u['paid_calls']} requests sent "
+          f"in this run, retries included; {u['cached_calls']} from the cache), "
           f"tokens {u['tokens']}, cost ${u['cost_usd']}")
     return 0

@@ -43,7 +43,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..adapters.mteb.results import export_leaderboard
+    from ..io.outputs import output_dir
 
+    if args.out is not None:
+        output_dir(args.out, option="-o/--out")  # a file there fails before the scan
     out = export_leaderboard(args.results_dir, args.out, tasks=args.tasks, digits=args.digits,
                              columns=args.columns)
     print(out["markdown"], end="")

@@ -59,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
     from ..adapters.precision.sweep import (describe_flips, order_flips, run_sweep,
                                             save_results)
 
+    from ..io.outputs import output_dir
+
+    output_dir(args.out, option="-o/--out")  # a file there (or above) fails before any model
     regimes = parse_regimes(args.regimes)  # unknown names fail here, before any model loads
     models = list(dict.fromkeys(args.model or ["minilm"]))
     if len(models) > 2:

@@ -18,6 +18,7 @@ import argparse
 import os
 
 from ..core import InputError
+from ..io.outputs import atomic_write, output_file
 from ._args import HelpFormatter
 from .stratify import add_common, check_options, expand_results, load_context, read_values, \
     resolve_inputs
@@ -109,13 +110,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out.lower().endswith(".md"):
         raise InputError(f"-o/--out {args.out} ends in .md, the name of the Markdown summary "
                          "written next to the HTML", fix="give the HTML file, e.g. -o report.html")
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if os.path.isdir(args.out):
-        raise InputError(f"-o/--out {args.out} is a folder", fix="give the HTML file to write, "
-                                                                "e.g. -o report.html")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError(f"{out_dir} is a file, not a folder", fix="give -o/--out a path in a "
-                                                                  "folder")
+    output_file(args.out, option="-o/--out")  # a folder, or a file as parent: fail before work
+    md = output_file(os.path.splitext(args.out)[0] + ".md", option="the .md summary next to -o")
     systems = collect_systems(args)
     from ..report import build_report, to_markdown, write_html
     from ..stratification import stability_summary, stratified_summary
@@ -131,10 +127,9 @@ def run(args: argparse.Namespace) -> int:
     stability = (stability_summary(values, strata, art, scheme=args.scheme)
                  if len(values) >= 2 else None)
     report = build_report(summaries, stability, title=args.title)
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_html(report, args.out)
-    md = os.path.splitext(args.out)[0] + ".md"
-    with open(md, "w", encoding="utf-8") as fh:
+    with atomic_write(md, encoding="utf-8") as fh:
         fh.write(to_markdown(report))
     print(f"wrote {args.out} and {md}")
     print(report_summary_line(report))

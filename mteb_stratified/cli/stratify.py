@@ -16,19 +16,24 @@ Each results file gains "strata": {split: block} and flat strata_<estimator>_<me
 strata_msc, strata_scc and strata_uncovered_weight keys in its score entries (read by the
 leaderboard). The default structure and dataset are the bundled NFCorpus ones, with the test
 queries' entities precomputed, so no extractor runs; another --structure or --dataset runs the
-structure's own extractor (needs the [structure] extra).
+structure's kind of extractor (needs the [structure] extra). For a structure built with the LLM
+extractor that is your own endpoint (--base-url, --model, --api-key or $OPENAI_*): the endpoint,
+key and cache path recorded in its metadata.json are provenance only, never used, and its
+answers are cached in your folders (-o/--out, else your cache folder), never in the artifact's.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 
 from ..core import DEFAULT_N_MIN, InputError
-from ._args import HelpFormatter, int_at_least
+from ..core.rng import MAX_SEED
+from ..io.outputs import atomic_write, dumps_json, output_dir, safe_name
+from ._args import HelpFormatter, add_llm_endpoint, int_at_least
 
 #: Stratum schemes and J variants (owned by core.strata and stratification; literal here so
 #: parsing the command line imports nothing heavy; a test checks they agree).
@@ -59,7 +64,8 @@ def add_common(p: argparse.ArgumentParser) -> None:
                         f"(default: {DEFAULT_N_MIN})")
     p.add_argument("--resamples", type=int_at_least(2), default=2000, metavar="B",
                    help="stratified bootstrap resamples (default: 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
+                   help=f"bootstrap seed in [0, {MAX_SEED}] (default: 0)")
     p.add_argument("--prediction-folder", metavar="DIR", default=None,
                    help="the --prediction-folder of the mteb run, holding <Task>_per_query.csv "
                         "(default: searched next to each results file and under its "
@@ -67,6 +73,39 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default=DEFAULT_TASK,
                    help="the task whose results a folder argument stands for "
                         f"(default: {DEFAULT_TASK})")
+    p.add_argument("--embedding-model", default=None, metavar="NAME",
+                   help="allow the embedding model a --structure records (soft alignment "
+                        "loads it) when it is not the packaged all-MiniLM-L6-v2: an artifact "
+                        "never chooses a model to download on its own (default: none allowed)")
+    llm = p.add_argument_group(
+        "LLM endpoint for the query entities of an LLM-built --structure (yours: the endpoint "
+        "recorded in the artifact is never contacted)")
+    add_llm_endpoint(llm, cache_name="llm_cache.sqlite",
+                     cache_folder="OUT (stratify -o), else $XDG_CACHE_HOME/mteb-stratified "
+                                  "or ~/.cache/mteb-stratified")
+
+
+def user_cache_dir() -> str:
+    """The user's cache folder for LLM answers: ``$XDG_CACHE_HOME/mteb-stratified`` (an
+    absolute one), else ``~/.cache/mteb-stratified`` (read at call time; the cache creates it
+    when it first opens)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "mteb-stratified")
+
+
+def endpoint_settings(args, *, cache_path: str) -> dict:
+    """The user's LLM endpoint options as :class:`~..structure.llm.LLMExtractor` arguments."""
+    return {"base_url": args.base_url, "model": args.model, "api_key": args.api_key,
+            "timeout": args.timeout, "max_retries": args.max_retries,
+            "price_in": args.price_in, "price_out": args.price_out,
+            "cache_path": args.cache or cache_path}
+
+
+def notify(line: str) -> None:
+    """A one-line notice on stderr (stdout stays the command's output)."""
+    print(line, file=sys.stderr)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -81,7 +120,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="write updated copies into this folder (default: update the results "
                         "files in place)")
     add_common(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, out_is_folder=True)
     return p
 
 
@@ -104,20 +143,25 @@ def expand_results(specs, task: str) -> list[str]:
     out: list[str] = []
     for spec in specs:
         if os.path.isdir(spec):
-            found, other = [], set()
+            found, other, unreadable = [], set(), []
             for path in task_result_files(spec):
                 try:
                     name = load_task_result(path)["task_name"]
-                except InputError:
-                    continue  # not a TaskResult: the folder may hold other JSON files
+                except InputError as exc:  # the folder may hold other JSON files
+                    unreadable.append(exc)
+                    continue
                 if name == task:
                     found.append(str(path))
                 else:
                     other.add(str(name))
             if not found:
-                raise InputError(f"no {task} results under {spec}"
-                                 + (f" (it holds results of {', '.join(sorted(other))})"
-                                    if other else ""),
+                why = ""
+                if other:
+                    why += f" (it holds results of {', '.join(sorted(other))})"
+                if unreadable:  # a corrupt result of this task must not hide behind "none"
+                    why += (f"; {len(unreadable)} JSON file(s) could not be read, e.g. "
+                            f"{str(unreadable[0]).splitlines()[0]}")
+                raise InputError(f"no {task} results under {spec}{why}",
                                  fix="give the --output-folder of an mteb run of this task, "
                                      "or choose another one with --task")
             out.extend(found)
@@ -131,7 +175,7 @@ def expand_results(specs, task: str) -> list[str]:
 
 def resolve_inputs(paths, args, per_query=None) -> list[ResultsInput]:
     """Load each results file and locate its per-query CSV (cheap: no structure, no model)."""
-    from ..io.mteb_results import find_per_query, load_task_result, model_of
+    from ..io.mteb_results import check_task_name, find_per_query, load_task_result, model_of
 
     if per_query is not None and len(per_query) != len(paths):
         raise InputError(f"{len(per_query)} --per-query files for {len(paths)} results files",
@@ -141,25 +185,13 @@ def resolve_inputs(paths, args, per_query=None) -> list[ResultsInput]:
         data = load_task_result(path)
         model, revision = model_of(path)
         csv_path = per_query[i] if per_query else find_per_query(
-            path, _task_name(data, path), model=model, revision=revision,
+            path, check_task_name(data["task_name"], source=path), model=model, revision=revision,
             prediction_folder=args.prediction_folder)
         if not os.path.isfile(csv_path):
             raise InputError("per-query file not found", source=csv_path,
                              fix="give the <Task>_per_query.csv of this run")
         out.append(ResultsInput(path, data, model, revision, csv_path))
     return out
-
-
-def _task_name(data: dict, path: str) -> str:
-    """The TaskResult's task name, refused when it is not a plain file-name part (a name with
-    a path separator would make the per-query file name point elsewhere)."""
-    import re
-
-    name = str(data["task_name"])
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise InputError(f"task_name {name!r} is not a plain task name", source=path,
-                         fix="give a TaskResult file written by mteb run")
-    return name
 
 
 def read_values(item: ResultsInput, args) -> dict:
@@ -207,11 +239,20 @@ _CONTEXT: dict = {}
 def load_context(args):
     """(artifact, dataset, strata) for the structure and dataset given on the command line
     (cached per process, so repeated in-process calls do not re-extract query entities)."""
-    key = (args.structure, args.dataset, args.split, args.alignment)
+    key = (args.structure, args.dataset, args.split, args.alignment, args.base_url, args.model,
+           args.cache, args.embedding_model, query_cache_path(args))
     if key not in _CONTEXT:
         _CONTEXT.clear()
         _CONTEXT[key] = _load_context(args)
     return _CONTEXT[key]
+
+
+def query_cache_path(args) -> str:
+    """The default cache of the query entities: in stratify's -o/--out folder, else in the
+    user's cache folder; never in the --structure folder (an artifact may come with a
+    pre-filled cache that would decide the entities, and may be read-only)."""
+    folder = args.out if getattr(args, "out_is_folder", False) and args.out else user_cache_dir()
+    return os.path.join(folder, "llm_cache.sqlite")
 
 
 def _load_context(args):
@@ -229,6 +270,12 @@ def _load_context(args):
 
     art = (StructureArtifact.bundled("nfcorpus") if args.structure is None
            else StructureArtifact.load(args.structure))
+    art.allow_embedding_model(args.embedding_model)
+    if args.alignment == "soft":
+        art.embedding_model  # a model the user did not allow is refused before any extraction
+    if args.structure is not None:
+        art.use_endpoint(endpoint_settings(args, cache_path=query_cache_path(args)),
+                         notify=notify)
     folder = args.dataset or bundled_path("nfcorpus")
     data = load_beir(folder, args.split)
     art.check_corpus(data.corpus, source=folder)
@@ -240,8 +287,8 @@ def run(args: argparse.Namespace) -> int:
     from ..stratification import flat_strata_scores, stratified_summary
 
     check_options(args)
-    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the copies")
+    if args.out is not None:
+        output_dir(args.out)
     items = resolve_inputs(expand_results(args.results, args.task), args, args.per_query)
     values = [read_values(item, args) for item in items]  # every input checked first
     targets = [item.path if args.out is None else copy_target(item.path, args.out)
@@ -266,12 +313,10 @@ def run(args: argparse.Namespace) -> int:
             meta = os.path.join(os.path.dirname(item.path), "model_meta.json")
             if os.path.isfile(meta):  # the copy keeps its model (leaderboard, report read it)
                 shutil.copyfile(meta, os.path.join(os.path.dirname(target), "model_meta.json"))
-        tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2, default=str)
-        os.replace(tmp, target)
+        with atomic_write(target, encoding="utf-8") as fh:
+            fh.write(dumps_json(res, indent=2, default=str))
         table = os.path.join(os.path.dirname(target),
-                             f"{_safe(args.task)}_strata_{_safe(args.split)}.tsv")
+                             f"{safe_name(args.task)}_strata_{safe_name(args.split)}.tsv")
         write_strata_table(table, table_rows)
         post = block["estimates"]["expected"]["analytic"].get("post_stratified", {})
         print(f"{target}: {item.model}: {block['n_queries']} queries "
@@ -282,8 +327,3 @@ def run(args: argparse.Namespace) -> int:
               f"corpus-weighted {post.get('estimate', float('nan')):.4f}; per-query strata: "
               f"{table}")
     return 0
-
-
-def _safe(name: str) -> str:
-    """A file-name-safe form of a task or split name."""
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name)).lstrip(".")

@@ -16,8 +16,9 @@ import os
 import sys
 
 from ..core.errors import InputError
-from ._args import add_llm_endpoint, float_in, int_at_least
-
+from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
+from ..io.outputs import output_dir
+from ._args import add_llm_endpoint, float_in, int_at_least, print_json
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -38,6 +39,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                      help="parallel requests (default: 4)")
     llm.add_argument("--max-tokens", type=int_at_least(1), default=512, metavar="N",
                      help="completion limit per document (default: 512)")
+    llm.add_argument("--retry-failed", action="store_true",
+                     help="ask again for the documents whose answers failed (no usable JSON, "
+                          "rejected requests): their cached failures are cleared first")
     g = p.add_argument_group("graph and clustering")
     g.add_argument("--embedding-model", default=None, metavar="NAME_OR_DIR",
                    help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2)")
@@ -59,10 +63,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="Leiden resolution (default: 0.5)")
     g.add_argument("--min-cluster-size", type=int_at_least(1), default=3, metavar="N",
                    help="smaller clusters are dropped (default: 3)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    g.add_argument("--consensus-runs", type=int_at_least(1), default=10, metavar="R",
-                   help="Leiden runs whose consensus is clustered; 1 = a single run "
-                        "(default: 10)")
+    g.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
+                   help=f"random seed in [0, {MAX_SEED}] (default: 0)")
+    g.add_argument("--consensus-runs", type=int_at_least(1, MAX_CONSENSUS_RUNS), default=10,
+                   metavar="R",
+                   help="Leiden runs whose consensus is clustered (seeds seed·R … seed·R+R-1); "
+                        f"1 = a single run, at most {MAX_CONSENSUS_RUNS} (default: 10)")
     g.add_argument("--entity-context", choices=("description", "name"), default="description",
                    help="embed each entity as 'name: first sentence' or the bare name "
                         "(default: description)")
@@ -72,7 +78,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "every split but test; refused when test is the only judged split, "
                         "since bins never come from the evaluated queries); none = the fixed "
                         "cut-points")
-    b.add_argument("--cut-points", default=None, metavar="DA,DB:JA,JB",
+    b.add_argument("--cut-points", type=_cut_points_arg, default=None, metavar="DA,DB:JA,JB",
                    help="explicit Δ and J cut-points instead of a reference split, e.g. "
                         "0.5,0.75:0.25,0.5 (default: from --bins-splits)")
     b.add_argument("--soft-bins", action="store_true",
@@ -89,13 +95,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..io import dataset_folder, load_corpus
+    from ..io import dataset_folder
+    from ..io.lock import folder_lock
     folder = dataset_folder(args.corpus)  # checked before spaCy, torch or faiss load
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise InputError(f"-o/--out {args.out} is a file", fix="give a folder for the artifact")
-    cuts = _cut_points(args.cut_points)
-    if cuts is None:
+    output_dir(args.out)
+    if args.cut_points is None:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
+    # one job per --out: a second one would repeat paid calls and race on the checkpoint
+    with folder_lock(args.out, what=f"mteb-stratified structure --out {args.out}"):
+        return _build(args, folder)
+
+
+def _build(args: argparse.Namespace, folder: str) -> int:
+    from ..io import load_corpus
     from ..structure.pipeline import BuildReport, StructureConfig, build_structure
 
     name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
@@ -112,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
             cache_path=args.cache or os.path.join(args.out, "llm_cache.sqlite"),
             price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress)
         extractor_params = {"model": extractor.model, "base_url": extractor.base_url}
+        if args.retry_failed:
+            n = extractor.cache.retry_failed()
+            print(f"--retry-failed: {n} failed answers cleared from {extractor.cache.path}; "
+                  "those documents are asked again", file=sys.stderr)
     config = StructureConfig(
         extractor=args.extractor, extractor_params=extractor_params,
         embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
@@ -122,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     report = BuildReport()
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report,
-                          keep_work=args.keep_work)
+                          keep_work=args.keep_work, retry_failed=args.retry_failed)
     bins_note = _store_bins(art, folder, corpus, args, limited=args.limit is not None)
     stats = art.metadata["stats"]
     summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,
@@ -137,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if extractor is not None and hasattr(extractor, "usage"):
         summary["llm_usage"] = extractor.usage()
     if args.json:
-        json.dump(summary, sys.stdout)
-        sys.stdout.write("\n")
+        print_json(summary)
         return 0
     state = "reused existing artifact" if report.reused else (
         f"resumed after {report.resumed_docs} documents" if report.resumed_docs else "built")
@@ -192,7 +207,7 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
     from ..io import load_beir
     from ..stratification import SOFT_TAU, reference_bins
 
-    cuts = _cut_points(args.cut_points)
+    cuts = args.cut_points
     if cuts is not None:
         art.metadata["bins"] = {"dispersion": list(cuts[0]), "alignment": list(cuts[1]),
                                 "source": "explicit cut-points (--cut-points)"}
@@ -219,17 +234,19 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
             f"{b['reference']['n_queries']} queries of {', '.join(b['reference']['splits'])}")
 
 
-def _cut_points(spec: str | None):
-    """``"DA,DB:JA,JB"`` → ((DA, DB), (JA, JB)); None when not given."""
-    if spec is None:
-        return None
+def _cut_points_arg(spec: str):
+    """An argparse ``type``: ``"DA,DB:JA,JB"`` → ((DA, DB), (JA, JB)), ascending numbers in
+    [0, 1] (Δ and J both lie there)."""
     from ..core import Bins
+    number = float_in(0, 1)  # the options' one number grammar: ASCII decimal, finite
     try:
         d, j = spec.split(":")
-        bins = Bins(tuple(float(x) for x in d.split(",")), tuple(float(x) for x in j.split(",")))
-    except (ValueError, InputError):
-        raise InputError(f"--cut-points {spec!r} is not DA,DB:JA,JB (ascending numbers)",
-                         fix="e.g. --cut-points 0.5,0.75:0.25,0.5") from None
+        cuts = [tuple(number(x) for x in part.split(",")) for part in (d, j)]
+        bins = Bins(*cuts)
+    except (ValueError, InputError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(
+            f"must be DA,DB:JA,JB (ascending numbers in [0, 1], e.g. 0.5,0.75:0.25,0.5), "
+            f"got {spec!r}") from None
     return bins.dispersion, bins.alignment
 
 

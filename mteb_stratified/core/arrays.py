@@ -9,22 +9,32 @@ Conventions (those of trec_eval):
   they are never relevant whatever the relevance level, and their gain is 0;
 * ``qrels_grades`` holds every judged grade of the query (retrieved or not), sorted descending
   and padded with ``-inf``; the ideal DCG and the number of relevant documents come from it;
-* ``tiebreak`` is the rank of each candidate's doc id in byte-wise (UTF-8) order, used by the
-  tie-oblivious ``trec_eval`` order (score descending, then doc id descending).
+* ``tiebreak`` is the rank of each candidate's doc id in byte-wise (UTF-8) order within its
+  query, used by the tie-oblivious ``trec_eval`` order (score descending, then doc id
+  descending);
+* grades are finite and within ``±MAX_GRADE`` (1000) in every input (files, dicts, arrays), so
+  exponential gains ``2**grade - 1`` and their sums stay finite.
+
+:func:`from_blocks` builds the arrays from a run streamed one query at a time (the run files'
+reader uses it); :func:`from_dicts` is the same join on in-memory dicts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputError
 
-__all__ = ["RankingArrays", "from_dicts", "from_matrices"]
+__all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "MAX_GRADE"]
 
 PAD_GRADE = -np.inf
+
+#: The largest absolute relevance grade accepted anywhere (files, dicts, arrays): ``2**1000`` is
+#: about 1e301, so exp-log2 gains (``2**g - 1``) and their sums over a ranking stay finite.
+MAX_GRADE = 1000
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +109,138 @@ def _pad_qrels(judged: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
+def _judged(rel: Mapping, q: str, qrels_name: str) -> np.ndarray:
+    """The judged grades of query ``q`` as floats, checked: numbers, finite, within MAX_GRADE."""
+    try:
+        grades = np.fromiter(rel.values(), dtype=np.float64, count=len(rel))
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{qrels_name}: query {q!r} has a non-numeric relevance grade",
+                         fix="relevance grades must be integers such as 0, 1, 2") from None
+    _check_grades(grades, f"{qrels_name}: query {q!r}")
+    return grades
+
+
+def _check_grades(grades: np.ndarray, where: str) -> None:
+    """Grades must be finite and within ``±MAX_GRADE`` (so ``2**grade`` gains stay finite)."""
+    if grades.dtype.kind == "f" and not np.isfinite(grades).all():
+        raise InputError(f"{where} has a NaN or infinite relevance grade",
+                         fix="relevance grades must be finite integers such as 0, 1, 2")
+    worst = max(abs(float(grades.max())), abs(float(grades.min()))) if grades.size else 0.0
+    if worst > MAX_GRADE:
+        raise InputError(f"{where} has relevance grade ±{worst:g}, beyond the bound "
+                         f"±{MAX_GRADE}", fix=f"use integer grades within ±{MAX_GRADE}")
+
+
+class _Column:
+    """A 1-D numpy buffer grown in place (``ndarray.resize``: realloc, so never two copies)."""
+
+    def __init__(self, dtype) -> None:
+        self.data = np.empty(4096, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values) -> None:
+        end = self.n + len(values)
+        if end > len(self.data):
+            self.data.resize(max(end, len(self.data) + len(self.data) // 4), refcheck=False)
+        self.data[self.n:end] = values
+        self.n = end
+
+    def finish(self) -> np.ndarray:
+        self.data.resize(self.n, refcheck=False)
+        return self.data
+
+
+def _padded(flat: np.ndarray, mask: np.ndarray | None, shape: tuple, fill) -> np.ndarray:
+    """``flat`` laid out row-wise in a ``shape`` array padded with ``fill`` (a view when full)."""
+    if mask is None:
+        return flat.reshape(shape)
+    out = np.full(shape, fill, dtype=flat.dtype)
+    out[mask] = flat
+    return out
+
+
+def from_blocks(qrels: Mapping[str, Mapping[str, float]], blocks: Iterable[tuple], *,
+                missing: str = "skip", qrels_name: str = "qrels", run_name: str = "run",
+                ) -> tuple["RankingArrays", dict]:
+    """Join qrels with a run given as ``(qid, doc ids, scores)`` blocks, one per query.
+
+    The streaming form of :func:`from_dicts`, with the same result: a run file is parsed one
+    query at a time into growing numpy buffers, so the whole run never exists as Python
+    objects.  ``scores`` is a float64 array aligned with the list of doc ids (the input order,
+    ``oblivious="input"``); each query must come in one block, with distinct doc ids.
+    The tie-break is the rank of each doc id within its query in byte-wise (UTF-8) order: only
+    the order inside a row matters to the ``trec_eval`` order.
+    """
+    if missing not in ("skip", "zero"):
+        raise InputError(f"missing={missing!r} is not valid", fix="use missing='skip' or 'zero'")
+    # A query with an empty dict has no lines in a file: trec_eval does not know it.
+    qrels = {q: d for q, d in qrels.items() if d}
+    if not qrels:
+        raise InputError(f"{qrels_name} is empty", fix="give at least one judgment")
+    run_qids: dict = {}
+    qids: list = []
+    sizes: list = []
+    judged: list = []
+    columns = [_Column(np.float64), _Column(np.float64), _Column(np.int64)]
+    for q, docs, scores in blocks:
+        if not len(docs):
+            continue
+        if q in run_qids:
+            raise InputError(f"{run_name}: query {q!r} comes in two separate blocks",
+                             fix="give each query's documents together")
+        run_qids[q] = None
+        rel = qrels.get(q)
+        if rel is None:
+            continue
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"{run_name}: score {scores[i]!r} of document {docs[i]!r} for query "
+                             f"{q!r} is not finite ({int(bad.sum())} such score(s))",
+                             fix="replace NaN/inf scores by finite numbers before evaluating")
+        judged.append(_judged(rel, q, qrels_name))
+        order = sorted(range(len(docs)), key=docs.__getitem__)
+        ranks = np.empty(len(docs), dtype=np.int64)
+        ranks[order] = np.arange(len(docs))
+        columns[0].extend(scores)
+        columns[1].extend([rel.get(d, PAD_GRADE) for d in docs])
+        columns[2].extend(ranks)
+        qids.append(q)
+        sizes.append(len(docs))
+    if not run_qids:
+        raise InputError(f"{run_name} is empty", fix="give at least one retrieved document")
+    if not qids:
+        ex_run = ", ".join(map(repr, list(run_qids)[:3]))
+        ex_qrels = ", ".join(map(repr, list(qrels)[:3]))
+        raise InputError(f"{run_name} and {qrels_name} share no query id (run has {ex_run}...; "
+                         f"qrels have {ex_qrels}...)",
+                         fix="check that both files belong to the same dataset and split, and "
+                             "that query ids are written the same way")
+    only_run = sorted(q for q in run_qids if q not in qrels)
+    only_qrels = sorted(q for q in qrels if q not in run_qids)
+    if missing == "zero":
+        for q in only_qrels:
+            judged.append(_judged(qrels[q], q, qrels_name))
+        qids += only_qrels
+        sizes += [0] * len(only_qrels)
+
+    n = np.array(sizes, dtype=np.int64)
+    shape = (len(qids), int(n.max(initial=0)))
+    mask = None if n.min() == shape[1] else np.arange(shape[1]) < n[:, None]
+    # One column at a time, each flat buffer freed once laid out: peak memory stays near the
+    # size of the arrays (a view, no copy, when every query has the same number of candidates).
+    scores = columns.pop(0).finish()
+    scores += 0.0  # -0.0 -> +0.0: equal scores, one key
+    scores = _padded(scores, mask, shape, -np.inf)
+    grades = _padded(columns.pop(0).finish(), mask, shape, PAD_GRADE)
+    tiebreak = _padded(columns.pop(0).finish(), mask, shape, 0)
+    arrays = RankingArrays(tuple(qids), scores, grades, n, tiebreak, _pad_qrels(judged))
+    skipped = {"queries_only_in_run": only_run,
+               "queries_only_in_qrels": only_qrels if missing == "skip" else [],
+               "queries_scored_zero": only_qrels if missing == "zero" else []}
+    return arrays, skipped
+
+
 def from_dicts(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]],
                *, missing: str = "skip", qrels_name: str = "qrels", run_name: str = "run",
                ) -> tuple["RankingArrays", dict]:
@@ -108,81 +250,21 @@ def from_dicts(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mappi
     qrels queries absent from the run are kept with no candidates, so they score 0.
     Returns the arrays and a dict of what was left out (``queries_only_in_run``,
     ``queries_only_in_qrels``), which the result reports: nothing is dropped silently.
+    Grades must be finite and within ``±MAX_GRADE``; scores finite.
     """
-    if missing not in ("skip", "zero"):
-        raise InputError(f"missing={missing!r} is not valid", fix="use missing='skip' or 'zero'")
-    # A query with an empty dict has no lines in a file: trec_eval does not know it.
-    qrels = {q: d for q, d in qrels.items() if d}
-    run = {q: d for q, d in run.items() if d}
-    if not qrels:
-        raise InputError(f"{qrels_name} is empty", fix="give at least one judgment")
-    if not run:
-        raise InputError(f"{run_name} is empty", fix="give at least one retrieved document")
-    shared = [q for q in run if q in qrels]
-    if not shared:
-        ex_run = ", ".join(map(repr, list(run)[:3]))
-        ex_qrels = ", ".join(map(repr, list(qrels)[:3]))
-        raise InputError(f"{run_name} and {qrels_name} share no query id (run has {ex_run}...; "
-                         f"qrels have {ex_qrels}...)",
-                         fix="check that both files belong to the same dataset and split, and "
-                             "that query ids are written the same way")
-    only_run = sorted(q for q in run if q not in qrels)
-    only_qrels = sorted(q for q in qrels if q not in run)
-    qids = list(shared) + (only_qrels if missing == "zero" else [])
+    return from_blocks(qrels, _dict_blocks(run, run_name), missing=missing,
+                       qrels_name=qrels_name, run_name=run_name)
 
-    sizes = np.array([len(run.get(q, ())) for q in qids], dtype=np.int64)
-    width = int(sizes.max(initial=0))
-    total = int(sizes.sum())
-    flat_scores = np.empty(total, dtype=np.float64)
-    flat_grades = np.empty(total, dtype=np.float64)
-    flat_docs: list[str] = []
-    judged: list[np.ndarray] = []
-    pos = 0
-    for q in qids:
-        docs = run.get(q, {})
-        rel = qrels[q]
-        n = len(docs)
+
+def _dict_blocks(run: Mapping, run_name: str) -> Iterator[tuple]:
+    """``(qid, doc ids, scores)`` of each query of a run dict."""
+    for q, docs in run.items():
         try:
-            flat_scores[pos:pos + n] = np.fromiter(docs.values(), dtype=np.float64, count=n)
-        except (TypeError, ValueError) as exc:
+            scores = np.fromiter(docs.values(), dtype=np.float64, count=len(docs))
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"{run_name}: query {q!r} has a non-numeric score ({exc})",
                              fix="scores must be numbers") from None
-        try:
-            judged.append(np.fromiter(rel.values(), dtype=np.float64, count=len(rel)))
-        except (TypeError, ValueError):
-            raise InputError(f"{qrels_name}: query {q!r} has a non-numeric relevance grade",
-                             fix="relevance grades must be integers such as 0, 1, 2") from None
-        flat_grades[pos:pos + n] = [rel.get(d, PAD_GRADE) for d in docs]
-        flat_docs.extend(docs)
-        pos += n
-    bad = ~np.isfinite(flat_scores)
-    if bad.any():
-        i = int(np.argmax(bad))
-        row = int(np.searchsorted(np.cumsum(sizes), i, side="right"))
-        raise InputError(f"{run_name}: score {flat_scores[i]!r} of document {flat_docs[i]!r} for "
-                         f"query {qids[row]!r} is not finite ({int(bad.sum())} such score(s))",
-                         fix="replace NaN/inf scores by finite numbers before evaluating")
-    for q, grades in zip(qids, judged):
-        if not np.isfinite(grades).all():
-            raise InputError(f"{qrels_name}: query {q!r} has a NaN or infinite relevance grade",
-                             fix="relevance grades must be finite integers such as 0, 1, 2")
-
-    # Byte-wise doc id order (UTF-8 byte order == code point order == Python str order).
-    ranks = {d: i for i, d in enumerate(sorted(set(flat_docs)))}
-    flat_rank = np.fromiter((ranks[d] for d in flat_docs), dtype=np.int64, count=total)
-
-    scores = np.full((len(qids), width), -np.inf)
-    grades = np.full((len(qids), width), PAD_GRADE)
-    tiebreak = np.zeros((len(qids), width), dtype=np.int64)
-    mask = np.arange(width) < sizes[:, None]
-    scores[mask] = flat_scores + 0.0  # -0.0 -> +0.0: equal scores, one key
-    grades[mask] = flat_grades
-    tiebreak[mask] = flat_rank
-    arrays = RankingArrays(tuple(qids), scores, grades, sizes, tiebreak, _pad_qrels(judged))
-    skipped = {"queries_only_in_run": only_run,
-               "queries_only_in_qrels": only_qrels if missing == "skip" else [],
-               "queries_scored_zero": only_qrels if missing == "zero" else []}
-    return arrays, skipped
+        yield q, list(docs), scores
 
 
 def from_matrices(scores, relevance, *, mask=None, doc_ids=None, qids=None) -> "RankingArrays":
@@ -220,8 +302,7 @@ def from_matrices(scores, relevance, *, mask=None, doc_ids=None, qids=None) -> "
     if m is not None and m.shape != s.shape:
         raise InputError(f"mask {m.shape} must have the shape of scores {s.shape}")
     _check_finite(s if m is None else s[m], "scores")
-    if r.dtype.kind == "f" and not np.isfinite(r if m is None else r[m]).all():
-        raise InputError("relevance has NaN or infinite grades", fix="use finite integer grades")
+    _check_grades(r if m is None else r[m], "relevance")
     if np.any((s == 0) & np.signbit(s)):
         s = s + 0.0  # -0.0 -> +0.0: equal scores, one key
     tb = None

@@ -145,14 +145,16 @@ def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence, full: int) -> np.nd
     """Sums of the first k contributions of each row, for every k of ``cutoffs``.
 
     ``Σ_{p≤k} c(p)`` per row; ``k=None`` means ``k = full`` (the whole list).  Each sum reduces
-    exactly k columns (zero-padded when the array is narrower), so its rounding depends on k
-    alone, never on the array's width or the chunk size: results are bit-identical however the
-    queries are batched.
+    exactly ``min(k, full)`` columns (zero-padded when the array is narrower), so its rounding
+    depends on k and ``full`` alone, never on the array's width or the chunk size: results are
+    bit-identical however the queries are batched.  ``full`` is the widest list of the whole
+    evaluation; positions past it contribute 0, so a cutoff beyond it (``P@2000000000``) costs
+    no more than ``full`` columns.
     """
     q, n = contributions.shape
     out = np.zeros((q, len(cutoffs)))
     for j, k in enumerate(cutoffs):
-        k = full if k is None else k
+        k = full if k is None else min(k, full)
         if k <= n:
             out[:, j] = contributions[:, :k].sum(axis=1)
         elif n:

@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
 import numpy as np
 
 from .errors import InputError
+from .jsonsafe import dumps_json
 from .measures import Measure, parse_measure
 
 __all__ = ["TieAwareValue", "MeasureResult", "EvaluationResult", "ConfidenceInterval",
@@ -237,7 +237,8 @@ class EvaluationResult:
         return out
 
     def to_json(self, per_query: bool = False, **kwargs) -> str:
-        return json.dumps(self.to_dict(per_query), **kwargs)
+        """:meth:`to_dict` as valid JSON (a non-finite value, if any, is ``null``)."""
+        return dumps_json(self.to_dict(per_query), **kwargs)
 
     def to_dataframe(self):
         """Long format: one row per query and measure (qid, measure, expected … bias)."""

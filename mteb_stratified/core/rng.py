@@ -7,7 +7,13 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["as_generator"]
+__all__ = ["as_generator", "MAX_SEED", "MAX_CONSENSUS_RUNS"]
+
+#: The largest seed the commands take: numpy and Leiden (leidenalg, an int64) take it, and the
+#: seeds derived from it (seed·R + i for R ≤ MAX_CONSENSUS_RUNS Leiden consensus runs, and
+#: seed + 1) stay far below 2**63.
+MAX_SEED = 2**31 - 1
+MAX_CONSENSUS_RUNS = 1000
 
 
 def as_generator(rng=None, seed=None) -> np.random.Generator:

@@ -10,9 +10,11 @@ a :class:`BudgetedCalls`:
   by sha256 of (model, prompt version, call kind, the messages, max_tokens, temperature); every
   answer is committed as soon as it arrives, so a crash (even SIGKILL) loses at most the
   request in flight and a rerun repeats no finished call;
-* **budget** in calls and tokens — counted over *logical* calls (answered from the cache or
-  not), so a resumed run stops at exactly the point an uninterrupted run would; the paid calls
-  (sent to the server) and their cost are reported separately;
+* **budget** in calls and tokens — every request sent (retries, re-asks and the structure's
+  extraction of generated queries included) and every answer taken from the cache is a call,
+  so the server never sees more requests than the budget, and a resumed run stops where an
+  uninterrupted one would; the requests sent in this run and their cost are reported
+  separately from the cached answers;
 * **JSON answers** — parsed with :func:`mteb_stratified.llm.repair_json`; an answer with no
   usable JSON is re-asked once through :func:`mteb_stratified.llm.ask_json` (that is a call
   too).
@@ -22,6 +24,7 @@ Prompts are versioned (:data:`PROMPT_VERSION`); changing one changes every cache
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -113,18 +116,64 @@ def GenerationEndpoint(base_url: str | None = None, model: str | None = None,
 
 @dataclass
 class _Tally:
-    calls: int = 0
-    tokens: int = 0
-    paid_calls: int = 0
-    cached_calls: int = 0
+    sent: int = 0           # requests sent in this run (retries and re-asks included)
+    cached_calls: int = 0   # calls answered from the cache (the requests each took when sent)
+    tokens: int = 0         # tokens of the generator's answers, sent or from the cache
+    cached_tokens: int = 0  # tokens of shared extractors' answers taken from their cache
     reasks: int = 0
 
 
+class _CountedAnswers:
+    """A shared extractor's answer cache whose hits add their tokens to the budget, as the
+    generator's own cached answers do (the extractor's endpoint counts only the tokens it
+    sends); everything else is the wrapped :class:`~mteb_stratified.llm.AnswerCache`."""
+
+    def __init__(self, cache: AnswerCache, calls: "BudgetedCalls", extractor) -> None:
+        self.cache, self.calls, self.extractor = cache, calls, extractor
+
+    def get(self, key: str) -> dict | None:
+        hit = self.cache.get(key)
+        # the extractor's rule: a failed answer is asked again under retry_failed, not reused
+        if hit is not None and not (hit.get("status") == "failed"
+                                    and getattr(self.extractor, "retry_failed", False)):
+            with self.calls._lock:
+                self.calls.tally.cached_tokens += (int(hit["prompt_tokens"] or 0)
+                                                   + int(hit["completion_tokens"] or 0))
+        return hit
+
+    def __getattr__(self, name: str):
+        return getattr(self.cache, name)
+
+
+class _MeteredProvider:
+    """A provider that counts every request it sends and refuses one past the budget."""
+
+    def __init__(self, provider, calls: "BudgetedCalls") -> None:
+        self.provider, self.calls = provider, calls
+
+    def complete(self, **request):
+        self.calls._spend()
+        return self.provider.complete(**request)
+
+
+class _ThreadSent(threading.local):
+    """Requests sent by the current thread (a call's own count, whatever other threads send)."""
+
+    n = 0
+
+
 class BudgetedCalls:
-    """Cached chat calls under a budget of ``max_calls`` logical calls and ``max_tokens`` tokens."""
+    """Cached chat calls under a budget of ``max_calls`` calls and ``max_tokens`` tokens.
+
+    A call is a request sent (each retry and re-ask is one, and so is every request of an
+    extractor added with :meth:`share`) or an answer taken from the cache; so the budget bounds
+    what is sent, and a rerun that replays a crashed run's answers from the cache stops where
+    that run would have.
+    """
 
     def __init__(self, endpoint: ChatEndpoint, cache: AnswerCache | None, *, max_calls: int,
-                 max_tokens: int | None = None, progress=None) -> None:
+                 max_tokens: int | None = None, progress=None,
+                 retry_failed: bool = False) -> None:
         if int(max_calls) < 1:
             raise InputError(f"the budget must allow at least one call, got {max_calls}",
                              fix="pass --budget N with N ≥ 1 (LLM calls, cached ones included)")
@@ -137,26 +186,77 @@ class BudgetedCalls:
         self.max_tokens = None if max_tokens is None else int(max_tokens)
         self.tally = _Tally()
         self.progress = progress
+        self.retry_failed = bool(retry_failed)  # cached answers without JSON are asked again
+        self._lock = threading.Lock()
+        self._shared: list = []  # endpoints of extractors whose requests count here too
+        self._thread = _ThreadSent()
+        endpoint.provider = _MeteredProvider(endpoint.provider, self)
+
+    def share(self, extractor) -> None:
+        """Count ``extractor``'s requests, cache hits and their tokens in this budget (e.g. the
+        structure's LLM extractor, which reads the entities of every generated query)."""
+        ep = getattr(extractor, "endpoint", None)
+        if isinstance(ep, ChatEndpoint) and ep is not self.endpoint:
+            if not (isinstance(ep.provider, _MeteredProvider) and ep.provider.calls is self):
+                ep.provider = _MeteredProvider(ep.provider, self)
+                cache = getattr(extractor, "cache", None)
+                if isinstance(cache, AnswerCache):
+                    extractor.cache = _CountedAnswers(cache, self, extractor)
+            self._shared.append(ep)
+
+    @property
+    def spent(self) -> int:
+        """Calls so far: requests sent plus answers from the cache (shared extractors too)."""
+        return (self.tally.sent + self.tally.cached_calls
+                + sum(ep.usage().get("cached_calls", 0) for ep in self._shared))
+
+    @property
+    def tokens(self) -> int:
+        """Tokens so far, counted alike on every path: the answers sent in this run and those
+        taken from the cache, the generator's and shared extractors' (so a resumed run stops
+        under ``max_tokens`` where an uninterrupted one would)."""
+        return self.tally.tokens + self.tally.cached_tokens + sum(
+            ep.usage()["prompt_tokens"] + ep.usage()["completion_tokens"] for ep in self._shared)
 
     @property
     def remaining(self) -> int:
-        return self.max_calls - self.tally.calls
+        return self.max_calls - self.spent
+
+    def _check(self) -> None:
+        if self.spent >= self.max_calls:
+            raise BudgetExhausted(f"call budget of {self.max_calls} spent")
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            raise BudgetExhausted(f"token budget of {self.max_tokens} spent")
+
+    def _spend(self) -> None:
+        """One request is about to be sent (called by the metered providers)."""
+        with self._lock:
+            self._check()
+            self.tally.sent += 1
+        self._thread.n += 1
+        if self.progress is not None:
+            self.progress.update(1)
 
     def key(self, kind: str, messages: list, max_tokens: int) -> str:
         return cache_key([self.endpoint.model, PROMPT_VERSION, kind, messages, max_tokens,
                           self.endpoint.temperature])
 
-    def chat(self, kind: str, messages: list, *, max_tokens: int) -> str:
-        if self.tally.calls >= self.max_calls:
-            raise BudgetExhausted(f"call budget of {self.max_calls} spent")
-        if self.max_tokens is not None and self.tally.tokens >= self.max_tokens:
-            raise BudgetExhausted(f"token budget of {self.max_tokens} spent")
+    def chat(self, kind: str, messages: list, *, max_tokens: int, usable=None) -> str:
+        """One call's answer, from the cache or sent; with ``retry_failed``, a cached answer
+        that ``usable(answer)`` refuses is sent again."""
+        self._check()
         key = self.key(kind, messages, max_tokens)
         hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None and self.retry_failed and usable is not None \
+                and not usable(hit["content"]):
+            hit = None
         if hit is not None:
             content, pt, ct = hit["content"], hit["prompt_tokens"], hit["completion_tokens"]
-            self.tally.cached_calls += 1
+            self.tally.cached_calls += int(hit["calls"] or 1)  # the requests it took then
+            if self.progress is not None:
+                self.progress.update(1)
         else:
+            before = self._thread.n  # this call's requests: other threads send too
             try:
                 done = self.endpoint.chat(messages, max_tokens=max_tokens)
             except Permanent as exc:  # e.g. HTTP 404 for an unknown --model: not retryable
@@ -167,19 +267,16 @@ class BudgetedCalls:
             content, pt, ct = done.content, done.prompt_tokens, done.completion_tokens
             if self.cache is not None:
                 self.cache.put(key, {"content": content}, kind=kind, prompt_tokens=pt,
-                               completion_tokens=ct)
-            self.tally.paid_calls += 1
-        self.tally.calls += 1
+                               completion_tokens=ct, calls=self._thread.n - before)
         self.tally.tokens += int(pt) + int(ct)
-        if self.progress is not None:
-            self.progress.update(1)
         return content
 
     def chat_json(self, kind: str, messages: list, *, max_tokens: int):
         """``(parsed JSON or None, raw answer)``; one re-ask when the answer holds no JSON."""
         def call(msgs, attempt):
             return self.chat(kind if attempt == 0 else kind + "-reask", msgs,
-                             max_tokens=max_tokens)
+                             max_tokens=max_tokens,
+                             usable=lambda answer: repair_json(answer or "") is not None)
 
         def reasked():
             self.tally.reasks += 1
@@ -189,13 +286,17 @@ class BudgetedCalls:
         return data, content
 
     def usage(self) -> dict:
+        """``calls`` (sent + cached), ``paid_calls`` (requests sent in this run, retries and
+        shared extractors included), ``cached_calls``, tokens and cost."""
         t = self.tally
-        u = self.endpoint.usage()
-        return {"calls": t.calls, "paid_calls": t.paid_calls, "cached_calls": t.cached_calls,
-                "reasks": t.reasks, "tokens": t.tokens,
-                "paid_prompt_tokens": u["prompt_tokens"],
-                "paid_completion_tokens": u["completion_tokens"], "requests": u["requests"],
-                "retries": u["retries"], "cost_usd": u["cost_usd"],
+        eps = [self.endpoint, *self._shared]
+        us = [ep.usage() for ep in eps]
+        return {"calls": self.spent, "paid_calls": t.sent,
+                "cached_calls": self.spent - t.sent, "reasks": t.reasks, "tokens": self.tokens,
+                "paid_prompt_tokens": sum(u["prompt_tokens"] for u in us),
+                "paid_completion_tokens": sum(u["completion_tokens"] for u in us),
+                "requests": t.sent, "retries": sum(u["retries"] for u in us),
+                "cost_usd": round(sum(u["cost_usd"] for u in us), 6),
                 "budget_calls": self.max_calls, "budget_tokens": self.max_tokens}
 
 

@@ -49,6 +49,7 @@ from ..core import InputError, cell_coverage, cluster_coverage, stratify
 from ..core.coverage import DEFAULT_N_MIN, check_n_min
 from ..core.cells import GRID, CellGrid
 from ..io.corpus_text import doc_text
+from ..io.outputs import atomic_write, dumps_json
 from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
 
@@ -329,7 +330,14 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     artifact.check_corpus(dataset.corpus)
     weights = cluster_weights(artifact, dataset.corpus)
     bins = corpus_bins(artifact)
-    strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level, check_corpus=False)
+    try:
+        strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level,
+                                    check_corpus=False)
+    except BudgetExhausted as exc:  # an LLM-built structure reads the original queries too
+        raise InputError(f"the budget was spent ({exc}) on the entities of the "
+                         f"{len(dataset.qrels)} original queries, before any generation",
+                         fix="rerun with a larger --budget (the answers so far are cached)"
+                         ) from None
     mass = weights.primary_share()  # stratum weights by the argmax rule, as stratify counts
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
     state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
@@ -489,15 +497,14 @@ def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_e
 # output
 # ---------------------------------------------------------------------------------------------
 def _write_atomic(path: str, text: str, *, gz: bool = False) -> None:
-    tmp = path + ".tmp"
+    """Write ``text`` through a temp file unique to the process (:func:`atomic_write`)."""
     data = text.encode("utf-8")
-    with open(tmp, "wb") as raw:
+    with atomic_write(path, "wb") as raw:
         if gz:
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
                 fh.write(data)
         else:
             raw.write(data)
-    os.replace(tmp, path)
 
 
 def _qrels_tsv(qrels: dict) -> str:
@@ -552,7 +559,7 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
               "infeasible_cells": result.infeasible,
               "provenance": provenance}
     _write_atomic(os.path.join(out, "coverage.json"),
-                  json.dumps(report, indent=1, sort_keys=True) + "\n")
+                  dumps_json(report, indent=1, sort_keys=True) + "\n")
     _write_atomic(os.path.join(out, "coverage.md"), coverage_markdown(report))
     return {"queries": os.path.join(out, "queries.jsonl"),
             "coverage": os.path.join(out, "coverage.json")}

@@ -38,19 +38,11 @@ class Pooler:
             self.emb = self._doc_embeddings(texts, cache_dir)
 
     def _doc_embeddings(self, texts, cache_dir):
-        from ..structure.embed import embed_texts
+        from ..structure.embed import cached_array, embed_texts
         key = hashlib.sha256(repr((self.model, self.ids, [hashlib.sha256(
             t.encode()).hexdigest() for t in texts])).encode()).hexdigest()[:16]
         path = os.path.join(cache_dir, f"doc-emb-{key}.npy") if cache_dir else None
-        if path and os.path.exists(path):
-            return np.load(path)
-        emb = embed_texts(texts, self.model)
-        if path:
-            os.makedirs(cache_dir, exist_ok=True)
-            tmp = path + ".tmp.npy"
-            np.save(tmp, emb)
-            os.replace(tmp, path)
-        return emb
+        return cached_array(path, lambda: embed_texts(texts, self.model))
 
     @staticmethod
     def _top(scores: np.ndarray, k: int) -> list[int]:

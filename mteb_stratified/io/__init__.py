@@ -4,11 +4,13 @@
   errors;
 * :mod:`.beir` — BEIR folders and the bundled NFCorpus;
 * :mod:`.mteb_results` — MTEB output folders: TaskResults, their model, the per-query CSV;
-* :mod:`.corpus_text` — the one document-text joiner.
+* :mod:`.corpus_text` — the one document-text joiner;
+* :mod:`.outputs` — output paths checked before work, safe names, atomic writes;
+* :mod:`.lock` — the lock that keeps two jobs out of one output folder.
 """
 
 from .beir import BeirDataset, bundled_path, dataset_folder, load_beir, load_corpus, qrels_splits
-from .files import open_text, read_qrels, read_run, write_run
+from .files import open_text, read_qrels, read_run, read_run_arrays, write_run
 
-__all__ = ["read_run", "read_qrels", "write_run", "open_text", "load_beir", "BeirDataset",
-           "bundled_path", "dataset_folder", "load_corpus", "qrels_splits"]
+__all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text", "load_beir",
+           "BeirDataset", "bundled_path", "dataset_folder", "load_corpus", "qrels_splits"]

@@ -1,18 +1,19 @@
 """A BEIR dataset folder: ``corpus.jsonl[.gz]``, ``queries.jsonl[.gz]``, ``qrels/<split>.tsv[.gz]``.
 
 BEIR's own ``GenericDataLoader`` reads only uncompressed files; this loader takes either, checks
-ids, and reports bad input with the file and line.
+ids, and reports bad input with the file and line.  The text rules are those of :mod:`.files`
+(UTF-8, a leading BOM ignored, gzip streamed under the decompression-bomb guard); each JSONL
+line is one JSON object with an ``_id`` (duplicate keys and too deep nesting are errors).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from importlib import resources
 
 from ..core.errors import InputError
-from .files import numbered_lines, read_qrels
+from .files import numbered_lines, parse_json, read_qrels
 
 __all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path", "dataset_folder",
            "find_file",
@@ -68,11 +69,7 @@ def read_jsonl(path: str, what: str) -> dict:
     """``{_id: row}`` of a JSONL(.gz) file; malformed lines and duplicate ids raise."""
     out: dict = {}
     for number, line in numbered_lines(path):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON line ({exc.msg})", source=path, line=number,
-                             fix="each line must be one JSON object") from None
+        row = parse_json(line, source=path, line=number)
         if not isinstance(row, dict) or "_id" not in row:
             raise InputError(f"{what} line has no '_id'", source=path, line=number,
                              fix='write {"_id": ..., "text": ...} per line')

@@ -2,105 +2,400 @@
 
 Every reader returns pytrec_eval-style dicts (``{qid: {docid: score}}`` for runs,
 ``{qid: {docid: grade}}`` for qrels) and reports bad input as :class:`InputError` with the file,
-the line and the fix.  Files may be gzip-compressed (detected by content, not by name).
+the line and the fix; :func:`read_run_arrays` streams a TREC run straight into
+:class:`~mteb_stratified.core.arrays.RankingArrays`.
+
+Text
+----
+Files are UTF-8, read line by line (lines end with ``\\n``; a ``\\r`` before it is dropped); a
+leading byte order mark is ignored; blank lines are skipped.  Bad UTF-8 is reported with its
+line and its byte offset in the (decompressed) file.
 
 Formats
 -------
-* TREC run: ``qid Q0 docid rank score tag``, whitespace separated (the rank column is ignored,
-  as trec_eval ignores it; order comes from the score).
-* TREC qrels: ``qid iteration docid grade``.
-* BEIR qrels: tab separated ``query-id corpus-id score`` with that header line.
-* JSON: one object ``{qid: {docid: number}}`` (pytrec_eval's dict shape; MTEB predictions).
+* TREC run: ``qid Q0 docid rank score tag``, whitespace separated.  The rank column is ignored,
+  as trec_eval ignores it (order comes from the score); fields after the 6th are ignored, as
+  trec_eval ignores them; fewer than 6 is an error.  A line whose first non-blank character
+  is ``#`` is a comment (trec_eval's ``get_trec_results.c`` skips leading blanks, then a
+  ``#`` line); :func:`write_run` so refuses query ids that start with ``#``.
+* TREC qrels: ``qid iteration docid grade``.  A line with ``#`` in column 0 is a comment, as in
+  trec_eval's ``get_qrels.c``; after leading blanks ``#`` is data (``  #x 0 d 1`` judges
+  query ``#x``), as there.  (trec_eval skips only one comment line at a time; here any number
+  of them is skipped.)
+* BEIR qrels: tab separated ``query-id corpus-id score``.  The first line that is not a
+  column-0 ``#`` line decides: 3 tab-separated fields (and not 4 whitespace separated ones) is
+  BEIR, anything else TREC.  That line is a header, skipped, when its 3rd field is not a
+  number (``query-id corpus-id score``, ``qid docid rel``, ...); BEIR's loader always skips
+  the first line, here a headerless file keeps its first judgment.  BEIR has no comments:
+  every line is data, so ``#q1<TAB>d1<TAB>1`` judges query ``#q1`` (as BEIR reads it) and a
+  ``# note`` line is an error (it has not 3 columns).  Such a query never matches a TREC run,
+  whose ``#`` lines are comments.
+* JSON: one object ``{qid: {docid: number}}`` (pytrec_eval's dict shape; MTEB predictions); a
+  key given twice in one object is an error (JSON would keep the last).  A file is JSON when
+  its first non-blank character is ``{`` and its first line is not a valid run or qrels line
+  (so a qid that starts with ``{`` stays TREC).
+
+TREC fields are separated by ASCII whitespace, as trec_eval splits them; other Unicode spaces
+are part of an id.
+
+Numbers
+-------
+Scores follow one ASCII grammar, :data:`NUMBER`:
+``[+-]?(digits[.[digits]]|.digits)([eE][+-]?digits)?``, what C's ``atof`` (trec_eval's score
+reader) reads in full, so trec_eval reads the same value.  Python-only spellings are refused:
+``1_000``, non-ASCII digits, ``nan``, ``inf``, ``infinity``, hex, surrounding junk.  Scores
+must be finite (``1e400`` overflows and is refused).  Grades in text files are
+``[+-]?digits(.0*)?``: an integer, optionally with a zero fraction (``1.0`` is 1), within
+``±MAX_GRADE`` (:data:`mteb_stratified.core.arrays.MAX_GRADE` = 1000, so ``2**grade`` gains
+stay finite).  trec_eval reads grades with ``atol``, which stops at the first other
+character, so an exponent or a fraction is refused rather than read differently (``1e1`` is
+1 to trec_eval, ``.5e1`` is 0, ``10e-1`` is 10; pytrec_eval's and BEIR's ``int()`` refuse
+them too).  JSON values are JSON numbers, with no such question: a score any finite number,
+a grade any integral number within the bound however it is spelled (``1``, ``1.0``, ``1e3``
+are 1, 1 and 1000, returned as ints).
+
+Gzip
+----
+Files may be gzip-compressed (detected by content, not by name); they are decompressed as they
+are read, never whole.  A corrupt or truncated archive is an error, never a shorter file.  A
+decompression bomb is refused: the stream may not expand beyond ``max_gzip_ratio`` times the
+compressed size once past :data:`GZIP_FLOOR_BYTES` (256 MiB).  The ratio (default
+:data:`GZIP_RATIO` = 100) is the ``max_gzip_ratio`` keyword of every reader, else the
+environment variable ``MTEB_STRATIFIED_MAX_GZIP_RATIO`` (read at each call).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import math
 import os
-from typing import Iterator
+import re
+import zlib
+from typing import Iterable, Iterator
 
+import numpy as np
+
+from ..core.arrays import MAX_GRADE, from_blocks, from_dicts
 from ..core.errors import InputError
+from .outputs import atomic_write
 
-__all__ = ["read_run", "read_qrels", "write_run", "open_text", "numbered_lines"]
+__all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text",
+           "numbered_lines", "read_bytes", "utf8_error", "parse_json", "GZIP_RATIO",
+           "GZIP_FLOOR_BYTES", "GZIP_RATIO_ENV", "NUMBER", "INTEGER"]
 
-_BEIR_HEADER = ("query-id", "corpus-id", "score")
+_BOM = b"\xef\xbb\xbf"
+#: The one number grammar of scores (and of the CLI's options): ASCII only, what C's ``atof``
+#: reads in full.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: ASCII integers (the CLI's integer options; the digits of a grade).
+INTEGER = re.compile(r"[+-]?[0-9]+")
+#: Grades in text files: an integer, optionally with a zero fraction; C's ``atol`` (trec_eval)
+#: reads all of it and so gets the same value.
+_GRADE = re.compile(INTEGER.pattern + r"(?:\.0*)?")
+_NUMBER_BYTES = re.compile(NUMBER.pattern.encode())
+_NUMBER_FIX = "write a plain decimal number such as 3, -0.25 or 1.5e-3 (ASCII digits only)"
+
+#: Default bound of decompressed size / compressed size for gzip input.
+GZIP_RATIO = 100.0
+#: Decompressed sizes up to this never trip the ratio guard.
+GZIP_FLOOR_BYTES = 256 * 2**20
+#: Environment variable that overrides :data:`GZIP_RATIO` (read at call time).
+GZIP_RATIO_ENV = "MTEB_STRATIFIED_MAX_GZIP_RATIO"
 
 
-def open_text(path: "str | os.PathLike") -> io.TextIOBase:
-    """Open a text file, transparently un-gzipping it; a missing file is an InputError."""
-    path = os.fspath(path)
+def _gzip_ratio(max_gzip_ratio: float | None) -> float:
+    """The ratio in force: the keyword, else the environment variable, else the default."""
+    if max_gzip_ratio is None:
+        text = os.environ.get(GZIP_RATIO_ENV)
+        if text is None:
+            return GZIP_RATIO
+        value = float(text) if NUMBER.fullmatch(text.strip()) else math.nan
+        where = f"environment variable {GZIP_RATIO_ENV}={text!r}"
+    else:
+        where = f"max_gzip_ratio={max_gzip_ratio!r}"
+        try:
+            value = float(max_gzip_ratio)
+        except (TypeError, ValueError):
+            value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{where} is not a positive number",
+                         fix="give the largest decompressed/compressed size ratio, e.g. 1000")
+    return value
+
+
+class _GuardedGzip(io.RawIOBase):
+    """A gzip stream decompressed as it is read, with its errors as InputError and the bomb
+    guard: beyond ``GZIP_FLOOR_BYTES``, at most ``ratio`` times the compressed size."""
+
+    def __init__(self, raw, path: str, ratio: float) -> None:
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._raw, self._path = raw, path
+        self._compressed = os.fstat(raw.fileno()).st_size
+        self._limit = max(GZIP_FLOOR_BYTES, ratio * self._compressed)
+        self._ratio = ratio
+        self.expanded = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            n = self._gz.readinto(buffer)
+        except (EOFError, zlib.error, OSError) as exc:  # BadGzipFile is an OSError
+            what = "the archive is truncated" if isinstance(exc, EOFError) else exc
+            raise InputError(f"corrupt gzip data after {self.expanded} decompressed bytes "
+                             f"({what})",
+                             source=self._path,
+                             fix="re-create or re-download the file") from None
+        self.expanded += n
+        if self.expanded > self._limit:
+            raise InputError(
+                f"gzip data expands beyond {self._ratio:g} times its compressed size "
+                f"({self._compressed} bytes compressed, already {self.expanded} bytes "
+                "decompressed): refused as a likely decompression bomb", source=self._path,
+                fix=f"if the file is genuine, raise the bound with max_gzip_ratio=... or the "
+                    f"environment variable {GZIP_RATIO_ENV}")
+        return n
+
+    def close(self) -> None:
+        self._gz.close()
+        self._raw.close()
+        super().close()
+
+
+def _unreadable(path: str, exc: OSError) -> InputError:
+    return InputError(f"cannot read the file ({exc.strerror or exc})", source=path,
+                      fix="check that the file is readable (permissions, device)")
+
+
+def _open_binary(path: str, max_gzip_ratio: float | None = None) -> io.BufferedIOBase:
+    """A buffered binary stream of a file's (decompressed) bytes; every failure to open or read
+    it is an InputError naming the file."""
     if not os.path.exists(path):
         raise InputError("file not found", source=path, fix="check the path")
     if os.path.isdir(path):
         raise InputError("is a folder, not a file", source=path, fix="give the file inside it")
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
+    ratio = _gzip_ratio(max_gzip_ratio)
+    try:
+        raw = open(path, "rb")
+        magic = raw.peek(2)[:2]
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
     if magic == b"\x1f\x8b":
-        # decompress whole, so a truncated archive fails before any line is used
-        try:
-            with gzip.open(path, "rb") as fh:
-                data = fh.read()
-        except (gzip.BadGzipFile, EOFError, OSError) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", source=path,
-                             fix="re-create or re-download the file") from None
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
-    return open(path, "r", encoding="utf-8", newline="")
+        return io.BufferedReader(_GuardedGzip(raw, path, ratio), buffer_size=1 << 20)
+    return raw
 
 
-def numbered_lines(path: str) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of every non-blank line of a text file (gzip ok), without the
-    line ending; an empty file is an :class:`InputError`."""
+def open_text(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> io.TextIOBase:
+    """A UTF-8 text stream of a file (gzip decompressed as it is read, a leading BOM dropped);
+    a missing or unreadable file is an InputError."""
+    return io.TextIOWrapper(_open_binary(os.fspath(path), max_gzip_ratio),
+                            encoding="utf-8-sig", newline="")
+
+
+def read_bytes(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> bytes:
+    """All (decompressed) bytes of a file, under the same checks as the line readers."""
+    path = os.fspath(path)
+    try:
+        with _open_binary(path, max_gzip_ratio) as fh:
+            return fh.read()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _utf8_error(exc: UnicodeDecodeError, path: str, line: int, offset: int) -> InputError:
+    return InputError(f"not UTF-8 text ({exc.reason} at byte {offset} of the file)", source=path,
+                      line=line, fix="save the file as UTF-8")
+
+
+def utf8_error(path: "str | os.PathLike") -> InputError:
+    """The FILE:LINE error of the file's first byte that is not UTF-8, for readers that met a
+    UnicodeDecodeError without knowing the line (a file that decodes by now: no line)."""
+    path = os.fspath(path)
+    data = read_bytes(path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _utf8_error(exc, path, data.count(b"\n", 0, exc.start) + 1, exc.start)
+    return InputError("not UTF-8 text", source=path, fix="save the file as UTF-8")
+
+
+def _raw_lines(path: str, comments: bool,
+               max_gzip_ratio: float | None) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, raw bytes)`` of every non-blank line (and, with
+    ``comments``, not a line whose first non-blank byte is ``#``: trec_eval's run comments),
+    without the line ending; a leading BOM is dropped.  A file without such a line is an
+    InputError."""
+    pos = 0
     any_line = False
     try:
-        with open_text(path) as fh:
-            for number, line in enumerate(fh, start=1):
-                text = line.rstrip("\r\n")
-                if not text.strip():
+        with _open_binary(path, max_gzip_ratio) as fh:
+            for number, raw in enumerate(fh, start=1):
+                start, pos = pos, pos + len(raw)
+                if number == 1 and raw.startswith(_BOM):
+                    raw, start = raw[len(_BOM):], start + len(_BOM)
+                stripped = raw.strip()  # bytes.strip(): ASCII whitespace only, as _WS
+                if not stripped or (comments and stripped.startswith(b"#")):
                     continue
                 any_line = True
-                yield number, text
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=path,
-                         fix="save the file as UTF-8") from None
+                yield number, start, raw.rstrip(b"\n").rstrip(b"\r")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
     if not any_line:
         raise InputError("file is empty", source=path,
                          fix="give a file with at least one line of data")
 
 
-def _is_json(path: str) -> bool:
-    with open_text(path) as fh:
-        head = fh.read(64).lstrip()
-    return head.startswith("{")
-
-
-def _read_json(path: str, kind: str) -> dict:
+def _decode(raw: bytes, path: str, number: int, start: int) -> str:
     try:
-        with open_text(path) as fh:
-            data = json.load(fh)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _utf8_error(exc, path, number, start + exc.start) from None
+
+
+def numbered_lines(path: "str | os.PathLike", *,
+                   max_gzip_ratio: float | None = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line of a UTF-8 text file (gzip ok), without
+    the line ending.  A file without such a line is an :class:`InputError`."""
+    path = os.fspath(path)
+    for number, start, raw in _raw_lines(path, False, max_gzip_ratio):
+        yield number, _decode(raw, path, number, start)
+
+
+_WS = " \t\n\r\v\f"
+_WS_RE = re.compile(r"[ \t\n\r\v\f]+")
+
+
+_NOT_WS = re.compile(r"[\x1c-\x1f]")  # str.split() splits there too; trec_eval does not
+
+
+def _split(text: str) -> list[str]:
+    """Fields separated by ASCII whitespace (as trec_eval; other Unicode spaces are data)."""
+    if text.isascii() and _NOT_WS.search(text) is None:
+        return text.split()  # the fast path: the same fields
+    return _WS_RE.split(text.strip(_WS))
+
+
+def _number(text: str, what: str, path: str, line: int) -> float:
+    """``text`` read by the one number grammar (module docstring), else an InputError."""
+    if NUMBER.fullmatch(text) is None:
+        if text.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+            raise InputError(f"{what} is {text}: NaN and infinity are not accepted", source=path,
+                             line=line, fix="replace it by a finite number (or drop the line)")
+        raise InputError(f"{what} {text[:40]!r} is not a number", source=path, line=line,
+                         fix=_NUMBER_FIX)
+    return float(text)
+
+
+def _grade(text: str, path: str, line: int) -> int:
+    """A text grade (module docstring): an integer, ``1.0`` allowed; an exponent or a fraction
+    is refused, since trec_eval's ``atol`` would silently read only the digits before it."""
+    if _GRADE.fullmatch(text) is None:
+        _number(text, "relevance", path, line)  # not a number at all: say so
+        raise InputError(f"relevance {text[:40]!r} is not an integer", source=path, line=line,
+                         fix="write grades as plain integers such as 0, 1, 2 (no exponent, no "
+                             "fraction: trec_eval would read only the digits before them)")
+    digits = text.partition(".")[0]
+    if len(digits.lstrip("+-0")) > len(str(MAX_GRADE)) or abs(int(digits)) > MAX_GRADE:
+        raise InputError(f"relevance {text[:40]!r} is beyond the bound ±{MAX_GRADE}",
+                         source=path, line=line, fix=f"use integer grades within ±{MAX_GRADE}")
+    return int(digits)
+
+
+def parse_json(text: str, *, source: str, line: int | None = None):
+    """``json.loads`` with every failure an InputError: syntax (with its line), nesting too
+    deep, and an object that names a key twice (JSON would silently keep the last)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg}", source=path, line=exc.lineno,
+        raise InputError(f"malformed JSON: {exc.msg}",
+                         source=source, line=exc.lineno if line is None else line,
                          fix="fix the JSON syntax, or give a TREC/BEIR text file") from None
-    if not isinstance(data, dict) or not data:
+    except RecursionError:
+        raise InputError("JSON nested too deeply", source=source, line=line,
+                         fix="give flat objects: {qid: {docid: number}} or one row per line")
+    except _DuplicateKey as dup:
+        raise InputError(f"JSON object lists key {dup.args[0]!r} twice", source=source, line=line,
+                         fix="give every key once") from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
+def _is_json(text: str, kind: str) -> bool:
+    """Whether a file whose first data line is ``text`` is JSON: it starts with ``{`` and is not
+    a valid line of the TREC (or BEIR) format."""
+    if not text.lstrip(_WS).startswith("{"):
+        return False
+    parts = _split(text)
+    if kind == "score":
+        return not (len(parts) >= 6 and NUMBER.fullmatch(parts[4]))
+    tabs = text.split("\t")
+    return not ((len(parts) == 4 and NUMBER.fullmatch(parts[3]))
+                or (len(tabs) == 3 and NUMBER.fullmatch(tabs[2].strip(_WS))))
+
+
+def _read_json(path: str, kind: str, max_gzip_ratio: float | None) -> dict:
+    data = read_bytes(path, max_gzip_ratio=max_gzip_ratio)
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _utf8_error(exc, path, data.count(b"\n", 0, exc.start) + 1, exc.start) from None
+    obj = parse_json(text, source=path)
+    if not isinstance(obj, dict) or not obj:
         raise InputError(f"expected a non-empty JSON object {{qid: {{docid: {kind}}}}}",
                          source=path, fix="write the file as pytrec_eval-style nested dicts")
-    for qid, docs in data.items():
+    for qid, docs in obj.items():
         if not isinstance(docs, dict):
             raise InputError(f"query {qid!r} maps to {type(docs).__name__}, not an object",
                              source=path, fix=f"write {{qid: {{docid: {kind}}}}}")
         for doc, value in docs.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"{kind} of document {doc!r} for query {qid!r} is not a number: "
-                                 f"{value!r}", source=path, fix=f"every {kind} must be a number")
-            if kind == "score" and not math.isfinite(value):
-                raise InputError(f"score of document {doc!r} for query {qid!r} is {value}",
-                                 source=path, fix="replace NaN/inf scores by finite numbers")
-            if kind == "grade" and value != int(value):
-                raise InputError(f"grade {value!r} of document {doc!r} for query {qid!r} is not "
-                                 "an integer", source=path, fix="use integer grades such as 0, 1, 2")
-    return data
+            docs[doc] = _json_value(value, kind, qid, doc, path)
+    return obj
+
+
+def _json_value(value, kind: str, qid: str, doc: str, path: str):
+    """A JSON score must be a finite number (kept as given), a grade an integral number within
+    ±MAX_GRADE (returned as an int: ``1.0`` and ``1e3`` are JSON spellings of 1 and 1000)."""
+    where = f"{kind} {str(value)[:40]} of document {doc!r} for query {qid!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{kind} of document {doc!r} for query {qid!r} is not a number: "
+                         f"{str(value)[:40]!r}", source=path, fix=f"every {kind} must be a number")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        finite = False
+    if kind == "score":
+        if not finite:
+            raise InputError(f"{where} is not a finite number", source=path,
+                             fix="replace NaN/inf or overflowing scores by finite numbers")
+        return value
+    if not (finite and abs(value) <= MAX_GRADE):
+        raise InputError(f"{where} is not a finite grade within ±{MAX_GRADE}", source=path,
+                         fix=f"use integer grades within ±{MAX_GRADE}")
+    if value != int(value):
+        raise InputError(f"{where} is not an integer", source=path,
+                         fix="use integer grades such as 0, 1, 2")
+    return int(value)
+
+
+def _twice(path: str, line: int, first: int, qid: str, doc: str, verb: str) -> InputError:
+    return InputError(f"document {doc!r} {verb} twice for query {qid!r} (first on line {first})",
+                      source=path, line=line, fix="keep one line per (query, document)")
 
 
 def _put(table: dict, seen_at: dict, qid: str, doc: str, value, path: str, number: int,
@@ -108,83 +403,142 @@ def _put(table: dict, seen_at: dict, qid: str, doc: str, value, path: str, numbe
     """Store ``table[qid][doc] = value``; a second line for the same pair is an error."""
     docs = table.setdefault(qid, {})
     if doc in docs:
-        raise InputError(f"document {doc!r} {verb} twice for query {qid!r} (first on line "
-                         f"{seen_at[(qid, doc)]})", source=path, line=number,
-                         fix="keep one line per (query, document)")
+        raise _twice(path, number, seen_at[(qid, doc)], qid, doc, verb)
     docs[doc] = value
     seen_at[(qid, doc)] = number
 
 
-def read_run(path: "str | os.PathLike") -> dict:
-    """Read a TREC run file (or a JSON run) into ``{qid: {docid: score}}``."""
-    path = os.fspath(path)
-    if _is_json(path):
-        return _read_json(path, "score")
-    run: dict = {}
-    seen_at: dict = {}
-    for number, line in numbered_lines(path):
-        parts = line.split()
-        if len(parts) != 6:
+def _run_records(path: str, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[tuple]:
+    """``(line, qid, doc, score)`` of each raw TREC run line, checked.  Fields are split on
+    ASCII whitespace in bytes (the hot loop: a line is decoded whole only to check UTF-8)."""
+    for number, start, raw in lines:
+        parts = raw.split()
+        if not raw.isascii():
+            _decode(raw, path, number, start)
+        if len(parts) < 6:
+            line = raw.decode()
             raise InputError(f"expected 6 columns 'qid Q0 docid rank score tag', found "
                              f"{len(parts)}: {line[:80]!r}", source=path, line=number,
                              fix="write run lines as 'qid Q0 docid rank score tag'")
-        qid, _, doc, _, score_text, _ = parts
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise InputError(f"score {score_text!r} is not a number", source=path, line=number,
-                             fix="the 5th column must be a number") from None
+        qid, doc = parts[0].decode(), parts[2].decode()
+        text = parts[4]
+        score = float(text) if _NUMBER_BYTES.fullmatch(text) else _number(text.decode(), "score",
+                                                                          path, number)
         if not math.isfinite(score):
-            raise InputError(f"score is {score_text} for document {doc!r} of query {qid!r}",
-                             source=path, line=number,
-                             fix="replace NaN/inf scores by finite numbers (or drop the line)")
+            raise InputError(f"score {text.decode()[:40]!r} of document {doc!r} for query "
+                             f"{qid!r} overflows", source=path, line=number,
+                             fix="write scores within ±1.7e308")
+        yield number, qid, doc, score
+
+
+def _first_line(path: str, max_gzip_ratio):
+    """The text of a run file's first data line, and an iterator over all its raw data lines
+    (comments skipped as trec_eval skips them)."""
+    lines = _raw_lines(path, True, max_gzip_ratio)
+    first = next(lines)
+    return _decode(first[2], path, first[0], first[1]), itertools.chain([first], lines)
+
+
+def read_run(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
+    """Read a TREC run file (or a JSON run) into ``{qid: {docid: score}}``."""
+    path = os.fspath(path)
+    first, lines = _first_line(path, max_gzip_ratio)
+    if _is_json(first, "score"):
+        return _read_json(path, "score", max_gzip_ratio)
+    run: dict = {}
+    seen_at: dict = {}
+    for number, qid, doc, score in _run_records(path, lines):
         _put(run, seen_at, qid, doc, score, path, number, "is listed")
     return run
 
 
-def _parse_grade(text: str, path: str, number: int) -> int:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"relevance {text!r} is not a number", source=path, line=number,
-                         fix="relevance grades must be integers such as 0, 1, 2") from None
-    if not math.isfinite(value) or value != int(value):
-        raise InputError(f"relevance {text!r} is not an integer", source=path, line=number,
-                         fix="relevance grades must be integers such as 0, 1, 2")
-    return int(value)
+class _Interleaved(Exception):
+    """A query's lines are not contiguous: the streaming reader hands over to the dict one."""
 
 
-def read_qrels(path: "str | os.PathLike") -> dict:
-    """Read TREC qrels, BEIR qrels TSV (with header) or JSON qrels into ``{qid: {docid: grade}}``."""
+def _run_blocks(path: str, lines: Iterable[tuple[int, int, bytes]]) -> Iterator[tuple]:
+    """``(qid, doc ids, scores)`` per query of a run whose lines are grouped by query."""
+    done: set = set()
+    qid, seen = None, {}
+    scores: list = []
+    for number, q, doc, score in _run_records(path, lines):
+        if q != qid:
+            if qid is not None:
+                yield qid, list(seen), np.array(scores, dtype=np.float64)
+                done.add(qid)
+            if q in done:
+                raise _Interleaved
+            qid, seen, scores = q, {}, []
+        if doc in seen:
+            raise _twice(path, number, seen[doc], q, doc, "is listed")
+        seen[doc] = number
+        scores.append(score)
+    if qid is not None:
+        yield qid, list(seen), np.array(scores, dtype=np.float64)
+
+
+def read_run_arrays(path: "str | os.PathLike", qrels: dict, *, missing: str = "skip",
+                    qrels_name: str = "qrels", run_name: str | None = None,
+                    max_gzip_ratio: float | None = None) -> tuple:
+    """A run file joined with ``qrels`` straight into ``(RankingArrays, left_out)``.
+
+    The same result as ``from_dicts(qrels, read_run(path), ...)``, streamed: a TREC run whose
+    lines are grouped by query is parsed one query at a time into numpy buffers, so peak memory
+    stays near the size of the arrays.  Interleaved queries (and JSON runs) take the dict path.
+    """
     path = os.fspath(path)
-    if _is_json(path):
-        return _read_json(path, "grade")
+    names = dict(missing=missing, qrels_name=qrels_name, run_name=run_name or path)
+    first, lines = _first_line(path, max_gzip_ratio)
+    if not _is_json(first, "score"):
+        try:
+            return from_blocks(qrels, _run_blocks(path, lines), **names)
+        except _Interleaved:
+            pass
+    return from_dicts(qrels, read_run(path, max_gzip_ratio=max_gzip_ratio), **names)
+
+
+def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
+    """Read TREC qrels, BEIR qrels TSV or JSON qrels into ``{qid: {docid: grade}}``."""
+    path = os.fspath(path)
+    lines = _raw_lines(path, False, max_gzip_ratio)
+    head = []  # the '#' lines before the first data line: comments, unless the file is BEIR
+    for body in lines:
+        if not body[2].startswith(b"#"):
+            break
+        head.append(body)
+    else:
+        raise InputError("file is empty (only comment lines)", source=path,
+                         fix="give a file with at least one judgment line")
+    first = _decode(body[2], path, body[0], body[1])
+    if _is_json(first, "grade"):
+        return _read_json(path, "grade", max_gzip_ratio)
+    tabs = [p.strip(_WS) for p in first.split("\t")]
+    beir = len(tabs) == 3 and len(_split(first)) != 4
+    header = body[0] if beir and NUMBER.fullmatch(tabs[2]) is None else None
     qrels: dict = {}
     seen_at: dict = {}
-    fmt = None
-    for number, line in numbered_lines(path):
-        if fmt is None:
-            header = tuple(p.strip().lower() for p in line.split("\t"))
-            if header == _BEIR_HEADER:
-                fmt = "beir"
-                continue
-            fmt = "beir" if len(line.split("\t")) == 3 else "trec"
-        if fmt == "beir":
-            parts = [p.strip() for p in line.split("\t")]
+    for number, start, raw in itertools.chain(head, [body], lines):
+        if number == header or (not beir and raw.startswith(b"#")):
+            continue
+        line = _decode(raw, path, number, start)
+        if beir:
+            parts = [p.strip(_WS) for p in line.split("\t")]
             if len(parts) != 3:
+                note = " (BEIR qrels have no comment lines)" if raw.startswith(b"#") else ""
                 raise InputError(f"expected 3 tab-separated columns 'query-id corpus-id score', "
-                                 f"found {len(parts)}: {line[:80]!r}", source=path, line=number,
+                                 f"found {len(parts)}: {line[:80]!r}{note}", source=path,
+                                 line=number,
                                  fix="write BEIR qrels as query-id<TAB>corpus-id<TAB>score")
             qid, doc, grade_text = parts
         else:
-            parts = line.split()
+            parts = _split(line)
             if len(parts) != 4:
                 raise InputError(f"expected 4 columns 'qid iteration docid relevance', found "
                                  f"{len(parts)}: {line[:80]!r}", source=path, line=number,
                                  fix="write TREC qrels lines as 'qid 0 docid relevance'")
             qid, _, doc, grade_text = parts
-        grade = _parse_grade(grade_text, path, number)
-        _put(qrels, seen_at, qid, doc, grade, path, number, "is judged")
+        _put(qrels, seen_at, qid, doc, _grade(grade_text, path, number), path, number,
+             "is judged")
     if not qrels:
         raise InputError("no judgments (only a header)", source=path,
                          fix="give at least one judgment line")
@@ -195,11 +549,26 @@ def write_run(run: dict, path: "str | os.PathLike", tag: str = "mteb-stratified"
     """Write ``{qid: {docid: score}}`` as a TREC run (ranked by score, then doc id descending).
 
     Scores are written with ``repr`` so they read back bit-identical (ties survive the trip).
+    Ids must be non-empty without whitespace, query ids must not start with ``#`` (the line
+    would read back as a comment), and scores finite, so the file reads back the same:
+    anything else is an InputError, not a file that reads back differently.
     """
-    with open(path, "w", encoding="utf-8") as fh:
+    for name in [tag, *run, *(d for docs in run.values() for d in docs)]:
+        if not isinstance(name, str) or not name or _WS_RE.search(name):
+            raise InputError(f"id {str(name)[:40]!r} cannot be written to a TREC run",
+                             fix="ids and the tag must be non-empty strings without whitespace")
+    for qid in run:
+        if qid.startswith("#"):
+            raise InputError(f"query id {qid[:40]!r} cannot be written to a TREC run: a line "
+                             "starting with # is a comment to trec_eval and to read_run",
+                             fix="rename the query so that its id does not start with #")
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         for qid, docs in run.items():
             ranked = sorted(docs.items(), key=lambda kv: (-kv[1], _Desc(kv[0])))
             for rank, (doc, score) in enumerate(ranked, start=1):
+                if not math.isfinite(score):
+                    raise InputError(f"score {score!r} of document {doc!r} for query {qid!r} is "
+                                     "not finite", fix="give finite scores")
                 fh.write(f"{qid} Q0 {doc} {rank} {float(score)!r} {tag}\n")
 
 

@@ -13,6 +13,10 @@ models can share one prediction folder.  :func:`find_per_query` locates the CSV 
 file: ``--prediction-folder`` when given, else next to the results file, else up to four
 folders deep under the output folder ``OUT`` (outside ``OUT/results``); the CSV must hold rows
 of the results file's model and revision.
+
+Nothing read from a file chooses a path: a ``task_name`` that is not a plain name is refused
+(:func:`check_task_name`), and a per-query CSV found by the search must lie inside the folder
+it was found in (a link leading elsewhere is refused).
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from pathlib import Path
 from ..core.errors import InputError
 from ..core.per_query import PerQuery
 from ..naming import canonical_name
+from .files import utf8_error
 
 __all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
-           "check_matches_results", "PER_QUERY_KEYS"]
+           "check_task_name", "check_matches_results", "PER_QUERY_KEYS"]
 
 #: The tie-aware values of one measure and query in the per-query CSV.
 PER_QUERY_KEYS = ("expected", "min", "max", "oblivious")
@@ -40,18 +45,37 @@ _OWN_SUFFIXES = ("_predictions.json",)
 _OWN_PATTERN = re.compile(r".+_strata_[^/]+\.json")
 #: How deep under the output folder the per-query CSV is looked for.
 _SEARCH_DEPTH = 4
+#: A task name that can be part of a file name: no separator, no ``..``, no drive.
+_TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+#: Slack of the min <= expected/oblivious <= max check (values are written as floats).
+_ORDER_TOLERANCE = 1e-9
 
 
-def per_query_name(task_name: str) -> str:
-    """``<Task>_per_query.csv``."""
-    return f"{task_name}_per_query.csv"
+def check_task_name(name, *, source=None) -> str:
+    """``name`` when it is a plain task name (it becomes part of a file name), else an
+    :class:`InputError` naming ``source`` (the results file it came from)."""
+    if not isinstance(name, str) or not _TASK_NAME.fullmatch(name):
+        raise InputError(f"task_name {name!r} is not a plain task name (letters, digits, "
+                         "'_', '-', '.'; no path)", source=None if source is None else str(source),
+                         fix="give a TaskResult file written by mteb run (its task_name is "
+                             "the task's name, e.g. StratifiedNFCorpus)")
+    return name
+
+
+def per_query_name(task_name: str, *, source=None) -> str:
+    """``<Task>_per_query.csv``; a task name that is not a plain name is refused
+    (:func:`check_task_name`), so the name never points into another folder."""
+    return f"{check_task_name(task_name, source=source)}_per_query.csv"
 
 
 def load_task_result(path) -> dict:
-    """A TaskResult JSON (``task_name`` and ``scores``), or a clear :class:`InputError`."""
+    """A TaskResult JSON (``task_name`` a string, ``scores`` ``{split: [entry, ...]}`` with
+    dict entries), or a clear :class:`InputError`.  A UTF-8 BOM is skipped."""
     path = os.fspath(path)
+    fix_json = ("delete the file and re-run the task (mteb run ... --overwrite-strategy "
+                "always), or restore it from a backup")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             text = fh.read()
     except IsADirectoryError:
         raise InputError("is a folder, not a results file", source=path,
@@ -61,23 +85,53 @@ def load_task_result(path) -> dict:
         raise InputError("results file not found", source=path,
                          fix="give <Task>.json of an mteb run (OUT/results/<model>/<revision>/)"
                          ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise InputError(f"cannot read results file ({reason})", source=path,
+    except UnicodeDecodeError:
+        raise utf8_error(path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read results file ({exc.strerror})", source=path,
                          fix="check the file permissions, or give an MTEB results JSON") from None
+    if not text.strip():
+        raise InputError("empty results file", source=path, line=1, fix=fix_json)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"corrupt results file: not valid JSON ({exc.msg}, column {exc.colno})",
-                         source=path, line=exc.lineno,
-                         fix="delete the file and re-run the task (mteb run ... "
-                             "--overwrite-strategy always), or restore it from a backup") from None
+                         source=path, line=exc.lineno, fix=fix_json) from None
+    except RecursionError:
+        raise InputError("corrupt results file: nested too deeply", source=path,
+                         fix=fix_json) from None
     if not isinstance(data, dict) or "scores" not in data or "task_name" not in data:
         raise InputError("not an MTEB TaskResult file (no 'task_name'/'scores' keys)",
                          source=path,
                          fix="give <Task>.json from the results/ folder that `mteb run "
                              "--output-folder` wrote")
+    problem = _task_result_problem(data)
+    if problem:
+        key, message = problem
+        raise InputError(f"corrupt results file: {message}", source=path,
+                         line=_line_of(text, key), fix=fix_json)
     return data
+
+
+def _task_result_problem(data: dict) -> tuple[str, str] | None:
+    """(key at fault, what is wrong) when the TaskResult layout is broken, else None."""
+    if not isinstance(data["task_name"], str) or not data["task_name"]:
+        return "task_name", f"task_name is {type(data['task_name']).__name__}, not a task name"
+    scores = data["scores"]
+    if not isinstance(scores, dict):
+        return "scores", f"scores is {type(scores).__name__}, not {{split: [score entries]}}"
+    for split, entries in scores.items():
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return split, f"scores[{split!r}] is not a list of score entries ({{metric: value}})"
+    return None
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line of the first ``"key":`` in a JSON text (None when not found)."""
+    at = text.find(json.dumps(key) + ":")
+    if at < 0:
+        at = text.find(json.dumps(key))
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
 def is_own_file(path) -> bool:
@@ -153,6 +207,17 @@ def _candidates(folder: Path, name: str) -> list[Path]:
     return out
 
 
+def _inside(folder: Path, name: str, source: Path) -> Path:
+    """``folder / name``, refused when it resolves outside ``folder`` (a link elsewhere): a
+    file the search finds is never read from another place."""
+    path = folder / name
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise InputError(f"{path} leads outside {folder} (to {path.resolve()})", source=str(source),
+                         fix="replace the link by the per-query CSV itself, or pass the CSV "
+                             "with --per-query")
+    return path
+
+
 def find_per_query(results_path, task_name: str, *, model: str | None = None,
                    revision: str | None = None, prediction_folder=None) -> str:
     """The per-query CSV of a TaskResult file (see the module docstring for the search).
@@ -161,12 +226,12 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
     other models only is never taken.
     """
     results_path = Path(os.fspath(results_path))
-    name = per_query_name(task_name)
+    name = per_query_name(task_name, source=results_path)
     if model is None:
         model, revision = model_of(results_path)
     want = (model, revision)
     if prediction_folder is not None:
-        cand = Path(prediction_folder).expanduser() / name
+        cand = _inside(Path(prediction_folder).expanduser(), name, results_path)
         if not cand.is_file():
             raise InputError(f"no {name} in the prediction folder {prediction_folder}",
                              source=str(results_path),
@@ -184,12 +249,13 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
         return ok, [p for p in ok if models[p] is not None and want in models[p]]
 
     searched = [results_path.parent]
-    beside = results_path.parent / name
+    beside = _inside(results_path.parent, name, results_path)
     matching, exact = matches([beside] if beside.is_file() else [])
     out = output_folder_of(results_path)
     if not matching and out is not None:  # nothing of this model beside it: search OUT
         searched.append(out)
-        matching, exact = matches(_candidates(out, name))
+        matching, exact = matches([_inside(out, str(p.relative_to(out)), results_path)
+                                   for p in _candidates(out, name)])
     if len(exact) == 1 or (len(matching) == 1 and not exact):
         return str(exact[0] if exact else matching[0])
     if len(exact) > 1 or len(matching) > 1:
@@ -211,7 +277,9 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and bias
     derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV (columns ``[model, revision,] hf_subset, hf_split, qid,
     measure, expected, min, max, oblivious, ...``), restricted to ``model``/``revision`` when
-    the CSV records them."""
+    the CSV records them.  A BOM is skipped; a short or long row, a non-finite or non-numeric
+    value, an empty or repeated qid, or values out of order (not min <= expected, oblivious <=
+    max) is an :class:`InputError` at its line, never a number taken on trust."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError("per-query file not found", source=path,
@@ -222,6 +290,7 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     models = set()
     want = canonical_name(measure)  # MRR@10 and RR@10 are one measure
     canon: dict = {}
+    regen = "regenerate the per-query file (re-run the task with --prediction-folder)"
 
     def canon_of(name: str) -> str:
         if name not in canon:
@@ -231,16 +300,27 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                 canon[name] = name
         return canon[name]
 
+    reader = None
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # a BOM is skipped
             reader = csv.DictReader(fh)
             need = {"qid", "measure", *PER_QUERY_KEYS}
-            if not reader.fieldnames or not need <= set(reader.fieldnames):
+            if not reader.fieldnames:
+                raise InputError("empty per-query file (no header)", source=path, line=1,
+                                 fix=regen)
+            if not need <= set(reader.fieldnames):
                 raise InputError(f"not a per-query CSV (needs columns {sorted(need)})",
-                                 source=path,
+                                 source=path, line=1,
                                  fix="use the <Task>_per_query.csv of a Stratified* task run")
             by_model = model is not None and "model" in reader.fieldnames
-            for line, row in enumerate(reader, start=2):
+            for row in reader:
+                line = reader.line_num
+                if None in row or None in row.values():  # DictReader: extra / missing cells
+                    n = (len(reader.fieldnames) + len(row.get(None) or ())
+                         - sum(v is None for k, v in row.items() if k is not None))
+                    raise InputError(f"row has {n} fields, the header has "
+                                     f"{len(reader.fieldnames)}", source=path, line=line,
+                                     fix=regen)
                 measures.add(row["measure"])
                 if by_model and row.get("model"):  # an empty model: written without one
                     models.add(row.get("model"))
@@ -254,6 +334,8 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                 if subset is not None and row.get("hf_subset", subset) != subset:
                     continue
                 q = row["qid"]
+                if not q:
+                    raise InputError("empty qid", source=path, line=line, fix=regen)
                 if q in out["expected"]:
                     raise InputError(f"query {q!r} listed twice for {measure}", source=path,
                                      line=line,
@@ -261,19 +343,25 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                                          "subsets or splits): pass --split, or give the "
                                          "TaskResult file or output folder instead of the CSV "
                                          "(its model then picks the rows)")
-                for k in PER_QUERY_KEYS:
-                    try:
-                        v = float(row[k])
-                    except (TypeError, ValueError):
-                        raise InputError(f"non-numeric {k} {row[k]!r}", source=path, line=line,
-                                         fix="regenerate the per-query file") from None
-                    if not math.isfinite(v):
-                        raise InputError(f"non-finite {k}", source=path, line=line,
-                                         fix="regenerate the per-query file")
+                vals = {k: _number(row[k], k, path, line) for k in PER_QUERY_KEYS}
+                lo, hi = vals["min"] - _ORDER_TOLERANCE, vals["max"] + _ORDER_TOLERANCE
+                if not (lo <= vals["expected"] <= hi and lo <= vals["oblivious"] <= hi):
+                    raise InputError(f"query {q!r}: min {vals['min']!r}, expected "
+                                     f"{vals['expected']!r}, oblivious {vals['oblivious']!r}, "
+                                     f"max {vals['max']!r} are not in order (min <= expected, "
+                                     "oblivious <= max)", source=path, line=line, fix=regen)
+                for k, v in vals.items():
                     out[k][q] = v
     except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=path,
-                         fix="give the per-query CSV that the run wrote") from None
+        raise utf8_error(path) from None
+    except csv.Error as exc:
+        raise InputError(f"corrupt per-query CSV ({exc})", source=path,
+                         line=reader.line_num + 1 if reader is not None else None,
+                         fix=regen) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the per-query file ({exc.strerror})", source=path,
+                         fix="give the <Task>_per_query.csv file (not a folder) that the run "
+                             "wrote") from None
     if not out["expected"]:
         if model is not None and models and model not in models:
             raise InputError(f"no rows of model {model} (has: {', '.join(sorted(models))})",
@@ -289,6 +377,19 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     return PerQuery.from_mapping(out)  # bias derived there
 
 
+def _number(text: str, key: str, path: str, line: int) -> float:
+    """A finite float from a per-query CSV cell, or an :class:`InputError` at ``line``."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"non-numeric {key} {text!r}", source=path, line=line,
+                         fix="regenerate the per-query file") from None
+    if not math.isfinite(v):
+        raise InputError(f"non-finite {key} {text!r}", source=path, line=line,
+                         fix="regenerate the per-query file")
+    return v
+
+
 def check_matches_results(values: dict, task_result: dict, score_key: str, *, split: str,
                           per_query_path: str, results_path: str, tolerance: float = 1e-6) -> None:
     """The per-query values must average to the TaskResult's ``<score_key>_expected`` (mteb
@@ -296,9 +397,13 @@ def check_matches_results(values: dict, task_result: dict, score_key: str, *, sp
     the same model, a query subset, another model in a shared prediction folder)."""
     entries = task_result.get("scores", {}).get(split) or []
     stored = [e.get(f"{score_key}_expected") for e in entries if isinstance(e, dict)]
-    stored = [float(v) for v in stored if isinstance(v, (int, float))]
+    stored = [float(v) for v in stored if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(stored) != 1 or not values.get("expected"):
         return  # several subsets, or no tie-aware key: nothing to compare with
+    if not math.isfinite(stored[0]):
+        raise InputError(f"{score_key}_expected is {stored[0]} in split {split!r}: the per-query "
+                         "values cannot be checked against it", source=results_path,
+                         fix="re-run the task (mteb run ... --overwrite-strategy always)")
     mean = math.fsum(values["expected"].values()) / len(values["expected"])
     if abs(mean - stored[0]) > tolerance:
         raise InputError(

@@ -7,7 +7,8 @@ extractor) and :mod:`mteb_stratified.generation` (query writer, judge, verifier)
 * :mod:`.endpoint` — :class:`ChatEndpoint` and :func:`ask_json` (the one re-ask path);
 * :mod:`.transport` — what a provider returns and raises;
 * :mod:`.openai_provider` — the OpenAI-compatible provider (the default);
-* :mod:`.cache` — :class:`AnswerCache`, the one crash-safe SQLite cache;
+* :mod:`.cache` — :class:`AnswerCache`, the one crash-safe SQLite cache (a damaged file is set
+  aside and rebuilt from its readable records on open; ``retry_failed`` clears failures);
 * :mod:`.json_repair` — :func:`repair_json`.
 
 To add a provider: implement ``complete(...)`` as :mod:`.openai_provider` does and pass it as
@@ -17,7 +18,7 @@ To add a provider: implement ``complete(...)`` as :mod:`.openai_provider` does a
 from .cache import AnswerCache, cache_key
 from .endpoint import DEFAULT_REASK, ChatEndpoint, ask_json
 from .json_repair import repair_json
-from .transport import Completion, Permanent, Refused, Transient
+from .transport import Completion, Misconfigured, Permanent, Refused, Transient
 
 __all__ = ["AnswerCache", "cache_key", "ChatEndpoint", "ask_json", "DEFAULT_REASK",
-           "repair_json", "Completion", "Permanent", "Refused", "Transient"]
+           "repair_json", "Completion", "Permanent", "Refused", "Misconfigured", "Transient"]

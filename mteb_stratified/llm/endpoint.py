@@ -11,8 +11,9 @@ exponential backoff and jitter (``Retry-After`` honoured).  What still fails is 
   (connection refused, DNS, timeouts): it says how to check the server;
 * :class:`~mteb_stratified.core.errors.EndpointError` — the server answered, but kept failing
   (429, 5xx, malformed bodies);
-* :class:`~mteb_stratified.core.errors.InputError` — the key was refused (401/403), or no
-  model or key was given: the user's settings;
+* :class:`~mteb_stratified.core.errors.InputError` — the key was refused (401/403), the
+  endpoint is not where the settings point (404, a redirect), or no model or key was given:
+  the user's settings;
 * :class:`Permanent` — the request itself was rejected (other 4xx); callers record it.
 
 :func:`ask_json` is the re-ask path shared by the entity extractor and query generation: one
@@ -33,10 +34,10 @@ from typing import Callable
 
 from ..core.errors import EndpointError, EndpointUnreachable, InputError
 from .openai_provider import OpenAIProvider
-from .transport import Completion, Permanent, Refused, Transient
+from .transport import Completion, Misconfigured, Permanent, Refused, Transient
 
-__all__ = ["ChatEndpoint", "Completion", "Transient", "Permanent", "Refused", "ask_json",
-           "DEFAULT_REASK"]
+__all__ = ["ChatEndpoint", "Completion", "Transient", "Permanent", "Refused", "Misconfigured",
+           "ask_json", "DEFAULT_REASK"]
 
 DEFAULT_REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
 
@@ -102,6 +103,19 @@ class ChatEndpoint:
             for k, v in kw.items():
                 self._usage[k] = self._usage.get(k, 0) + v
 
+    def _complete(self, messages: list, max_tokens: int | None) -> Completion:
+        """One provider call; the key is blanked out of what it raises (a server may quote it
+        back in an error body, and messages end up in logs, caches and reports)."""
+        try:
+            return self.provider.complete(
+                model=self.model, messages=messages, temperature=self.temperature,
+                max_tokens=self.max_tokens if max_tokens is None else max_tokens)
+        except (Transient, Permanent, Refused, Misconfigured) as exc:
+            key = self.api_key or ""
+            if len(key) >= 8:  # shorter ones are placeholders ("none") for local servers
+                exc.args = tuple(str(a).replace(key, "***") for a in exc.args)
+            raise
+
     def chat(self, messages: list, *, max_tokens: int | None = None) -> Completion:
         """One chat completion, with retries (module docstring for what can be raised)."""
         last: Transient | None = None
@@ -116,9 +130,7 @@ class ChatEndpoint:
                 time.sleep(delay)
             self.count(requests=1)
             try:
-                done = self.provider.complete(
-                    model=self.model, messages=messages, temperature=self.temperature,
-                    max_tokens=self.max_tokens if max_tokens is None else max_tokens)
+                done = self._complete(messages, max_tokens)
             except Transient as exc:
                 last = exc
                 answered |= not exc.unreachable
@@ -126,6 +138,8 @@ class ChatEndpoint:
             except Refused as exc:
                 raise InputError(str(exc), source=self.where,
                                  fix="check OPENAI_API_KEY / --api-key") from None
+            except Misconfigured as exc:
+                raise InputError(str(exc), source=self.where, fix=exc.fix) from None
             self.count(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
             return done
         check = (f"that the server runs and answers at {self.where} (e.g. curl "

@@ -3,16 +3,68 @@
 :meth:`OpenAIProvider.complete` sends one request and sorts every failure of the ``openai``
 client into the kinds of :mod:`.transport`: :class:`~.transport.Transient` (worth retrying: 429 with
 its ``Retry-After``, timeouts, 5xx, 408/409, malformed bodies), ``Transient(unreachable=True)``
-(no connection at all), :class:`~.transport.Refused` (401/403: the key) and
-:class:`~.transport.Permanent` (any other 4xx).  Another provider implements the same method.
+(no connection at all, or no whole answer within ``timeout``), :class:`~.transport.Refused`
+(401/403: the key), :class:`~.transport.Misconfigured` (404 or a redirect: the base URL or
+model) and :class:`~.transport.Permanent` (any other 4xx).  Another provider implements the
+same method.
+
+The HTTP client follows no redirect (neither the key nor the prompt goes anywhere but
+``base_url``) and bounds each whole request, body included, by ``timeout``.  Token counts the
+server gets wrong (missing, negative, not numbers) count as 0: the answer is kept, never asked
+for again.
 """
 
 from __future__ import annotations
 
+import importlib
+import time
+
 from .._optional import require
-from .transport import Completion, Permanent, Refused, Transient
+from .transport import Completion, Misconfigured, Permanent, Refused, Transient
 
 __all__ = ["OpenAIProvider"]
+
+_DEADLINE = "mteb_stratified.deadline"  # request extension: when the whole answer is due
+
+
+def _http_client(openai, timeout: float):
+    """``openai.DefaultHttpxClient`` without redirects and with a deadline on the whole answer
+    (the library's own timeout bounds each read, so a server dripping its body would hold a
+    call for ever)."""
+    base = next(c for c in openai.DefaultHttpxClient.__mro__
+                if not c.__module__.startswith("openai"))  # httpx (or its successor's) Client
+    http = importlib.import_module(base.__module__.split(".")[0])
+
+    class Bounded(http.SyncByteStream):
+        def __init__(self, stream, deadline: float) -> None:
+            self.stream, self.deadline = stream, deadline
+
+        def __iter__(self):
+            for chunk in self.stream:
+                if time.monotonic() > self.deadline:
+                    raise http.ReadTimeout(f"no whole answer within {timeout:g} s")
+                yield chunk
+
+        def close(self) -> None:
+            self.stream.close()
+
+    def stamp(request) -> None:
+        request.extensions[_DEADLINE] = time.monotonic() + timeout
+
+    def bound(response) -> None:
+        response.stream = Bounded(response.stream, response.request.extensions[_DEADLINE])
+
+    return openai.DefaultHttpxClient(follow_redirects=False, timeout=timeout,
+                                     event_hooks={"request": [stamp], "response": [bound]})
+
+
+def _tokens(value) -> int:
+    """A token count from a response: a non-negative integer, else 0."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return max(n, 0)
 
 
 class OpenAIProvider:
@@ -28,11 +80,12 @@ class OpenAIProvider:
         if self._client is None:
             openai = require("openai", "llm")
             self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key,
-                                         max_retries=0, timeout=self.timeout)
+                                         max_retries=0, timeout=self.timeout,
+                                         http_client=_http_client(openai, self.timeout))
         return self._client
 
     def complete(self, *, model: str, messages: list, temperature: float,
-                 max_tokens: int) -> Completion:
+                  max_tokens: int) -> Completion:
         openai = require("openai", "llm")
         client = self._client_or_new()
         try:
@@ -44,8 +97,8 @@ class OpenAIProvider:
             if content is None:
                 raise Transient("response has no message content")
             usage = getattr(resp, "usage", None)
-            return Completion(content, int(getattr(usage, "prompt_tokens", 0) or 0),
-                              int(getattr(usage, "completion_tokens", 0) or 0))
+            return Completion(content, _tokens(getattr(usage, "prompt_tokens", 0)),
+                              _tokens(getattr(usage, "completion_tokens", 0)))
         except Transient:
             raise
         except openai.RateLimitError as exc:
@@ -60,12 +113,23 @@ class OpenAIProvider:
         except openai.APIConnectionError as exc:
             raise Transient(f"{type(exc).__name__}: {exc}", unreachable=True) from None
         except openai.APIStatusError as exc:
-            if exc.status_code >= 500 or exc.status_code in (408, 409):
-                raise Transient(f"HTTP {exc.status_code}: {exc}") from None
-            if exc.status_code in (401, 403):
-                raise Refused(f"the endpoint refused the API key (HTTP {exc.status_code})") \
-                    from None
-            raise Permanent(f"HTTP {exc.status_code}: {exc}") from None
+            code = exc.status_code
+            if code >= 500 or code in (408, 409):
+                raise Transient(f"HTTP {code}: {exc}") from None
+            if code in (401, 403):
+                raise Refused(f"the endpoint refused the API key (HTTP {code})") from None
+            if code == 404:
+                raise Misconfigured(
+                    f"HTTP 404 (no such path or model): {exc}",
+                    "check --base-url (most servers want it to end in /v1) and --model (GET "
+                    "<base-url>/models lists the server's models)") from None
+            if 300 <= code < 400:
+                where = exc.response.headers.get("location", "")
+                raise Misconfigured(
+                    f"the endpoint redirected (HTTP {code}) to {where!r}; redirects are not "
+                    "followed, so that neither the key nor the documents go elsewhere",
+                    "set --base-url to the server's own address") from None
+            raise Permanent(f"HTTP {code}: {exc}") from None
         except (openai.APIResponseValidationError, ValueError, AttributeError,
                 TypeError) as exc:  # (json.JSONDecodeError is a ValueError)
             raise Transient(f"malformed response body: {type(exc).__name__}: {exc}") from None

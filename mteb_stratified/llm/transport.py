@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Completion", "Transient", "Permanent", "Refused"]
+__all__ = ["Completion", "Transient", "Permanent", "Refused", "Misconfigured"]
 
 
 @dataclass(frozen=True)
@@ -32,3 +32,12 @@ class Permanent(Exception):
 
 class Refused(Exception):
     """The server refused the credentials (HTTP 401/403)."""
+
+
+class Misconfigured(Exception):
+    """The endpoint is not where the settings point (HTTP 404, a redirect): every request would
+    fail the same way, so the run stops at once.  ``fix`` says which setting to check."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.fix = fix

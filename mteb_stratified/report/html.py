@@ -28,8 +28,9 @@ import textwrap
 __all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
            "GLOSSARY", "md_cell", "stratum_name", "require_matplotlib"]
 
+#: No mathtext, no TeX: a user string (``$\foo^$``) is drawn as the plain text it is.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_math": False,
-       "font.size": 9}
+       "text.usetex": False, "font.size": 9}
 
 #: Terms the report uses, in plain words (shown in the HTML and the Markdown).
 GLOSSARY = (
@@ -510,24 +511,35 @@ def render_html(report: dict) -> str:
 
 
 def write_html(report: dict, path) -> str:
+    """Render the report and write it to ``path`` atomically (no half-written file)."""
+    from ..io.outputs import atomic_write
+
     text = render_html(report)
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path, encoding="utf-8") as fh:
         fh.write(text)
     return str(path)
 
 
+#: Markdown's inline syntax: links and images (``[``, ``]``, ``!``), emphasis and code
+#: (``*``, ``_``, ``~``, backticks), headings (``#``), the escape itself, and table cells (``|``).
+_MD_SPECIAL = re.compile(r"([\\`*_~\[\]!#|])")
+
+
 def md_cell(text) -> str:
-    """A user string made safe in Markdown: HTML escaped (no tag, no script survives), ``|``
-    escaped (a table keeps its columns), one line."""
-    return _html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+    """A user string made safe in Markdown: its Markdown syntax backslash-escaped (no link, no
+    image, no emphasis; ``|`` keeps a table's columns), HTML escaped (no tag, no script
+    survives), one line."""
+    text = _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\r", " ").replace("\n", " ")
+    return _html.escape(text, quote=False)
 
 
 def to_markdown(report: dict) -> str:
     """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
+    measure = md_cell(first["measure"])
     lines = [f"# {md_cell(report['title'])}", ""]
     lines.append(f"{first['n_queries']} stratified queries ({first['n_excluded']} excluded), "
-                 f"{first['structure']['n_clusters']} clusters, scheme `{first['scheme']}`.")
+                 f"{first['structure']['n_clusters']} clusters, scheme {md_cell(first['scheme'])}.")
     counts = first.get("bin_counts") or {}
     for key, name, levels in (("dispersion", "Δ", first["levels"]),
                               ("alignment", "J", first.get("alignment_levels", first["levels"]))):
@@ -548,7 +560,7 @@ def to_markdown(report: dict) -> str:
               "| cluster | corpus mass | label |", "|---|---|---|"]
     for g in first["gaps"][:10]:
         lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {md_cell(g['label'])} |")
-    lines += ["", f"Estimates of {first['measure']} (expected), 95% CIs:", "",
+    lines += ["", f"Estimates of {measure} (expected), 95% CIs:", "",
               "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
               "|---|---|---|---|---|"]
     for r in _estimates_rows(report):
@@ -566,7 +578,7 @@ def to_markdown(report: dict) -> str:
                      f"{_fmt(bd.get('high'))}] | {_fmt(b['spread'])} | {spt} |")
     n_min = first["settings"]["n_min"]
     names = list(report["systems"])
-    lines += ["", f"Per-stratum {first['measure']} (strata with ≥ {n_min} queries), 95% t CI:",
+    lines += ["", f"Per-stratum {measure} (strata with ≥ {n_min} queries), 95% t CI:",
               "",
               "| stratum | n | corpus mass | " + " | ".join(md_cell(n) for n in names) + " |",
               "|---|---|---|" + "---|" * len(names)]

@@ -1,6 +1,8 @@
 """Each judged query's stratum over a corpus structure (primary cluster, Δ, J, bins).
 
-:func:`strata_for_dataset` takes the query entities from the artifact's own extractor (or given,
+:func:`strata_for_dataset` takes the query entities from the artifact's query extractor
+(:meth:`~mteb_stratified.structure.StructureArtifact.query_extractor`: the recorded kind, built
+from the user's settings, never from a path or endpoint in the artifact) (or given,
 e.g. precomputed and bundled) and canonicalises the document entities; ``alignment="soft"``
 matches entities by embedding (cosine ≥ τ).  Definitions (ours): :mod:`mteb_stratified.core.strata`.
 """
@@ -20,7 +22,7 @@ def _entity_vectors(artifact, names) -> dict:
     """Embeddings of entity names with the artifact's embedding model (unit rows)."""
     from ..structure.embed import embed_texts
     names = sorted(names)
-    model = artifact.metadata.get("parameters", {}).get("embedding_model")
+    model = artifact.embedding_model
     emb = embed_texts(names, model)
     return dict(zip(names, emb))
 

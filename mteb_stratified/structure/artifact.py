@@ -12,6 +12,11 @@ inputs and seed give byte-identical files):
   (after near-duplicate merging), including rare ones that are in no cluster;
 * ``clusters.jsonl.gz``: ``{id, label, size, n_docs, mass, top_entities}``;
 * ``doc_clusters.jsonl.gz``: ``{doc_id, weights: {cluster: m_d(c)}}``.
+
+The metadata records how the artifact was built, for provenance only: an artifact may come from
+someone else, so reusing it never contacts an endpoint, uses a key or opens a path written in it
+(:meth:`StructureArtifact.query_extractor`).  Every file is written through a temp file unique
+to the process; a damaged file is an :class:`InputError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
+import re
 from typing import Iterable
 
 from ..core.errors import InputError
+from ..io.files import GZIP_RATIO_ENV, numbered_lines, parse_json, read_bytes, utf8_error
+from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint
 
-__all__ = ["StructureArtifact", "ARTIFACT_FORMAT"]
+__all__ = ["StructureArtifact", "ARTIFACT_FORMAT", "REQUEST_BOUNDS"]
 
 ARTIFACT_FORMAT = "mteb-stratified/structure/2"
 TABLES = ("entities", "doc_entities", "clusters", "doc_clusters")
@@ -49,18 +58,184 @@ def _write_jsonl_gz(path: str, rows: Iterable[dict]) -> None:
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
         for row in rows:
             gz.write((_dumps(row) + "\n").encode("utf-8"))
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as fh:
+    with atomic_write(path, "wb") as fh:
         fh.write(raw.getvalue())
-    os.replace(tmp, path)
 
 
-def _read_jsonl_gz(path: str) -> list[dict]:
+#: Upper bounds of the request sizes an LLM-built artifact records (completion tokens and
+#: characters of the text sent per query): the recorded sizes are taken up to these, so a shared
+#: file cannot make the user's paid endpoint answer longer requests.
+REQUEST_BOUNDS = {"max_tokens": 4096, "max_chars": 20000}
+
+_REBUILD = ("rebuild the artifact with `mteb-stratified structure --corpus ... --out DIR` (delete "
+            "the damaged folder first), or copy it again from its source")
+#: Each table's required fields and their types (bool is refused where a number is wanted).
+_FIELDS = {
+    "entities": {"name": str, "cluster": int},
+    "doc_entities": {"doc_id": str, "entities": list},
+    "clusters": {"id": int, "label": str, "mass": (int, float)},
+    "doc_clusters": {"doc_id": str, "weights": dict},
+}
+
+
+def _bad_type(value, kind) -> bool:
+    return isinstance(value, bool) or not isinstance(value, kind)
+
+
+def _plain_setting(value) -> bool:
+    """A number, flag or short name that cannot point at a file or a server."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, (bool, int, float)) for v in value)
+    if not isinstance(value, str):
+        return False
+    return not (any(c in value for c in "/\\:~") or value.startswith("."))
+
+
+def _url(value) -> str | None:
+    return value.rstrip("/") if isinstance(value, str) and value else None
+
+
+def _finite(value) -> bool:
+    """A JSON number (not a bool) that is finite (an int beyond the float range is not)."""
+    if _bad_type(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _reread(exc: InputError, path: str, line: int, what: str = "") -> InputError:
+    """A reader's error (``what`` before its message) with the file's line (``line`` when the
+    reader knew none) and the rebuild fix (the bound of a likely decompression bomb keeps its
+    own hint too)."""
+    fix = f"{exc.fix}; else {_REBUILD}" if exc.fix and GZIP_RATIO_ENV in exc.fix else _REBUILD
+    message = f"{what} ({exc.message})" if what else exc.message
+    return InputError(message, source=path, line=exc.line or line, fix=fix)
+
+
+def _read_jsonl_gz(path: str, table: str) -> list[dict]:
+    """The rows of a table, each checked for its fields; a damaged file is an InputError.
+
+    Read through the io layer's guarded reader (decompression-bomb bound, UTF-8 with its line)
+    and JSON parser (nesting depth, keys given twice); an empty table has no rows.
+    """
     if not os.path.exists(path):
-        raise InputError("structure table missing", source=path,
-                         fix="rebuild the artifact with `mteb-stratified structure`")
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        raise InputError("structure table missing", source=path, fix=_REBUILD)
+    rows, line_no = [], 0
+    try:
+        for line_no, text in numbered_lines(path):
+            try:
+                row = parse_json(text, source=path, line=line_no)
+            except InputError as exc:
+                raise _reread(exc, path, line_no, "not a JSON line") from None
+            problem = _row_problem(row, table)
+            if problem:
+                raise InputError(problem, source=path, line=line_no, fix=_REBUILD)
+            rows.append(row)
+    except InputError as exc:
+        if exc.fix == _REBUILD:
+            raise
+        if not rows and exc.line is None and exc.message == "file is empty":
+            return []
+        damage = "damaged gzip table" if "gzip" in exc.message else ""
+        raise _reread(exc, path, line_no + 1, damage) from None
+    return rows
+
+
+def _cluster_key(c) -> bool:
+    return isinstance(c, str) and re.fullmatch(r"-?[0-9]+", c) is not None
+
+
+def _row_problem(row, table: str) -> str | None:
+    if not isinstance(row, dict):
+        return f"a {table} row must be a JSON object, got {type(row).__name__}"
+    for name, kind in _FIELDS[table].items():
+        if name not in row:
+            return f"a {table} row has no {name!r} field"
+        if _bad_type(row[name], kind):
+            return f"{table} field {name!r} has the wrong type ({type(row[name]).__name__})"
+    if table == "doc_clusters":
+        for c, w in row["weights"].items():
+            if not (_cluster_key(c) and _finite(w) and w >= 0):
+                return (f"doc_clusters weights must map cluster ids to finite numbers >= 0, "
+                        f"got {c!r}: {w!r}")
+    if table == "clusters" and not (_finite(row["mass"]) and row["mass"] >= 0):
+        return f"clusters 'mass' must be a finite number >= 0, got {row['mass']!r}"
+    if table == "entities" and "centrality" in row and not _finite(row["centrality"]):
+        return f"entities 'centrality' must be a finite number, got {row['centrality']!r}"
+    if table == "doc_entities" and not all(isinstance(e, str) for e in row["entities"]):
+        return "doc_entities 'entities' must be a list of names"
+    aliases = row.get("aliases", []) if table == "entities" else []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        return "entities 'aliases' must be a list of names"
+    return None
+
+
+#: metadata.json's required entries: (path of keys, type).
+_META_FIELDS = ((("corpus",), dict), (("corpus", "fingerprint"), str),
+                (("corpus", "n_docs"), int), (("extractor",), dict),
+                (("extractor", "kind"), str), (("parameters",), dict))
+
+
+def _read_metadata(path: str) -> dict:
+    """metadata.json as a dict, read like every other input (io.files); any failure an
+    InputError with the rebuild fix."""
+    try:
+        data = read_bytes(path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise utf8_error(path) from None
+    except InputError as exc:
+        raise _reread(exc, path, 1) from None
+    try:
+        metadata = parse_json(text, source=path)
+    except InputError as exc:
+        raise _reread(exc, path, 1, "metadata.json is not valid JSON") from None
+    if not isinstance(metadata, dict):
+        raise InputError("metadata.json must hold a JSON object", source=path, line=1,
+                         fix=_REBUILD)
+    return metadata
+
+
+#: The cut-point lists a ``bins`` entry may hold (Δ and J both lie in [0, 1]).
+_CUTS = ("dispersion", "alignment", "alignment_soft")
+
+
+def _bins_problem(bins) -> str | None:
+    """What is wrong with metadata.json's ``bins`` (None: nothing)."""
+    if not isinstance(bins, dict):
+        return f"bins must be a JSON object, got {type(bins).__name__}"
+    for name in _CUTS:
+        cuts = bins.get(name)
+        if cuts is None:
+            continue
+        if not (isinstance(cuts, list) and cuts
+                and all(_finite(c) and 0 <= c <= 1 for c in cuts)
+                and all(a <= b for a, b in zip(cuts, cuts[1:]))):
+            return (f"bins.{name} must be a list of ascending finite cut-points in [0, 1], "
+                    f"got {str(cuts)[:80]}")
+    tau = bins.get("tau")
+    if tau is not None and not (_finite(tau) and -1 <= tau <= 1):
+        return f"bins.tau must be a finite cosine in [-1, 1], got {tau!r}"
+    return None
+
+
+def _check_metadata(metadata: dict, path: str) -> None:
+    for keys, kind in _META_FIELDS:
+        value = metadata
+        for k in keys:
+            value = value.get(k) if isinstance(value, dict) else None
+        if value is None or _bad_type(value, kind):
+            what = "missing" if value is None else f"of the wrong type ({type(value).__name__})"
+            raise InputError(f"metadata.json: {'.'.join(keys)} is {what}", source=path,
+                             fix=_REBUILD)
+    problem = _bins_problem(metadata.get("bins", {}))
+    if problem:
+        raise InputError(f"metadata.json: {problem}", source=path, fix=_REBUILD)
 
 
 class StructureArtifact:
@@ -88,6 +263,10 @@ class StructureArtifact:
             for alias in e.get("aliases", ()):
                 self._alias[alias] = e["name"]
         self._extractor = None
+        self._endpoint: dict | None = None
+        self._notify = None
+        self._meta_path: str | None = None
+        self._allowed_model: str | None = None
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -102,6 +281,40 @@ class StructureArtifact:
     def bins(self) -> dict:
         """Per-corpus bin cut-points (e.g. for Δ and J), stored in the metadata."""
         return dict(self.metadata.get("bins", {}))
+
+    @property
+    def embedding_model(self) -> str | None:
+        """The recorded embedding model: None (the packaged one), the packaged one by name, or
+        a model hub name the user allowed (:meth:`allow_embedding_model`).  Any other name is
+        refused: loading it would download weights (pickles can run code) chosen by a shared
+        file; a recorded path is refused always (a shared file never chooses what we open)."""
+        from .embed import DEFAULT_MODEL
+        name = self.metadata["parameters"].get("embedding_model")
+        if name is None or name == DEFAULT_MODEL:
+            return name
+        if not (isinstance(name, str) and re.fullmatch(
+                r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?", name)
+                and ".." not in name and not os.path.exists(name)):
+            raise InputError(f"metadata.json records the embedding model {name!r}, a path: a "
+                             "structure artifact never chooses a file to open",
+                             source=self._meta_path,
+                             fix="rebuild the artifact with `mteb-stratified structure "
+                                 "--embedding-model NAME` (a model hub name), or use an "
+                                 "artifact from a source you trust")
+        if name != self._allowed_model:
+            given = ("" if self._allowed_model is None
+                     else f" (--embedding-model {self._allowed_model!r} was given)")
+            raise InputError(f"metadata.json records the embedding model {name!r}, not the "
+                             f"packaged {DEFAULT_MODEL}{given}: a structure artifact never "
+                             "chooses a model to download and load", source=self._meta_path,
+                             fix=f"if you trust that model, allow it with --embedding-model "
+                                 f"{name}; else use an artifact built with the packaged model")
+        return name
+
+    def allow_embedding_model(self, name: str | None) -> None:
+        """Let :attr:`embedding_model` return ``name`` when the artifact records it (the user
+        named that model themselves, e.g. ``--embedding-model NAME``)."""
+        self._allowed_model = name
 
     def canonical(self, name: str) -> str:
         """The canonical name of a normalised entity name (near-duplicates merged)."""
@@ -119,17 +332,77 @@ class StructureArtifact:
                     "--corpus ... --out ...`, or pass the artifact built from it")
 
     # -- query side ---------------------------------------------------------------------------
+    # metadata.json records how the artifact was built, for provenance only: the extractor for
+    # queries is built from the user's own arguments, never from an endpoint, key or path
+    # written in a (possibly shared) file.
     def set_extractor(self, extractor) -> None:
         """Use ``extractor`` for :meth:`extract_entities` (e.g. an LLM extractor with its key)."""
         self._extractor = extractor
 
-    def _get_extractor(self):
+    def use_endpoint(self, settings: dict, *, notify=None) -> None:
+        """The user's own LLM endpoint for the queries of an LLM-built artifact.
+
+        ``settings`` are :class:`~.llm.LLMExtractor` arguments (``base_url``, ``model``,
+        ``api_key``, ``cache_path``, ``timeout``, ...; unset ones fall back to the user's
+        environment).  The extractor is built when a query needs it; ``notify(line)`` is then
+        told when the endpoint or model differs from the one the artifact records.
+        """
+        self._endpoint, self._notify = dict(settings), notify
+
+    def query_extractor(self):
+        """The extractor of :meth:`extract_entities`: the one set, else one built from the
+        user's settings (:meth:`use_endpoint`) and the recorded extractor kind."""
         if self._extractor is None:
-            from .registry import make_extractor
             info = self.metadata["extractor"]
-            params = dict(info.get("init_params", {}))
-            self._extractor = make_extractor(info["kind"], **params)
+            if info["kind"] == "llm":
+                self._extractor = self._llm_extractor(info)
+            else:
+                from .registry import make_extractor
+                self._extractor = make_extractor(info["kind"], **self._recorded_params(info))
         return self._extractor
+
+    def _recorded_params(self, info: dict) -> dict:
+        """The recorded constructor parameters, refused when one could name a path or server."""
+        params = info.get("init_params") or {}
+        if not isinstance(params, dict):
+            params = {"init_params": params}
+        for key, value in params.items():
+            if not _plain_setting(value):
+                raise InputError(
+                    f"metadata.json records the extractor parameter {key}={value!r}, which "
+                    "could name a file or a server; a structure artifact never chooses where "
+                    "we read or connect", source=self._meta_path,
+                    fix="rebuild the artifact with your own settings (`mteb-stratified "
+                        "structure`), or use an artifact from a source you trust")
+        return dict(params)
+
+    def _llm_extractor(self, info: dict):
+        """The user's LLM extractor; the recorded request sizes are kept up to
+        :data:`REQUEST_BOUNDS` unless the user's settings give their own."""
+        from .llm import LLMExtractor
+        ep = self._endpoint or {}
+        model = ep.get("model") or os.environ.get("OPENAI_MODEL")
+        key = ep.get("api_key") or os.environ.get("OPENAI_API_KEY")
+        if self._endpoint is None or not model or not (key or ep.get("provider") is not None):
+            raise InputError(
+                "this structure artifact was built with the LLM extractor, so the query "
+                "entities need an LLM endpoint of your own (the one recorded in its "
+                "metadata.json is never contacted)", source=self._meta_path,
+                fix="pass --base-url URL --model NAME --api-key KEY (or set OPENAI_BASE_URL, "
+                    "OPENAI_MODEL and OPENAI_API_KEY)")
+        recorded = info.get("params") if isinstance(info.get("params"), dict) else {}
+        sizes = {k: min(recorded[k], bound) for k, bound in REQUEST_BOUNDS.items()
+                 if not _bad_type(recorded.get(k), int) and recorded[k] >= 1}
+        extractor = LLMExtractor(**{**sizes, **ep})
+        init = info.get("init_params") if isinstance(info.get("init_params"), dict) else {}
+        was = (_url(init.get("base_url")), recorded.get("model", init.get("model")))
+        now = (_url(extractor.base_url), extractor.model)
+        if was != now and self._notify is not None:
+            self._notify(f"note: the artifact's entities were extracted by model {was[1]!r} at "
+                         f"{was[0] or 'the default endpoint'} (recorded, not contacted); the "
+                         f"query entities now come from a different extractor: model "
+                         f"{now[1]!r} at {now[0] or 'the default endpoint'}")
+        return extractor
 
     def extract_entities(self, text: str) -> set[str]:
         """The normalised, canonical entity names of ``text``, with the artifact's settings.
@@ -143,7 +416,7 @@ class StructureArtifact:
         """:meth:`extract_entities` for many texts at once (one extractor pass)."""
         from .normalise import find_abbreviations, normalise_entities
         texts = list(texts)
-        raw = self._get_extractor().extract(texts)
+        raw = self.query_extractor().extract(texts)
         corpus_abbreviations = self.metadata.get("abbreviations", {})
         stop = self.metadata.get("stop_entities", ())
         out = []
@@ -168,11 +441,9 @@ class StructureArtifact:
                                                    sorted(self.doc_cluster_weights[d].items())}}
                          for d in sorted(self.doc_cluster_weights)))
         # metadata last: its presence marks a complete artifact
-        tmp = os.path.join(directory, "metadata.json.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with atomic_write(os.path.join(directory, "metadata.json"), "w", encoding="utf-8") as fh:
             fh.write(json.dumps(_clean(self.metadata), sort_keys=True, ensure_ascii=False,
                                 indent=1) + "\n")
-        os.replace(tmp, os.path.join(directory, "metadata.json"))
         return directory
 
     @classmethod
@@ -184,8 +455,7 @@ class StructureArtifact:
             raise InputError("not a structure artifact (no metadata.json)", source=directory,
                              fix="build one with `mteb-stratified structure --corpus ... "
                                  "--out DIR`")
-        with open(meta_path, encoding="utf-8") as fh:
-            metadata = json.load(fh)
+        metadata = _read_metadata(meta_path)
         found = metadata.get("format")
         if found != ARTIFACT_FORMAT:
             older = isinstance(found, str) and found.startswith("mteb-stratified/structure/")
@@ -197,13 +467,13 @@ class StructureArtifact:
                              fix="rebuild it from its corpus: `mteb-stratified structure --corpus "
                                  "BEIR_FOLDER --out DIR` (the same settings are kept in its "
                                  "metadata.json 'parameters')")
-        entities = _read_jsonl_gz(os.path.join(directory, "entities.jsonl.gz"))
-        doc_entities = {r["doc_id"]: r["entities"]
-                        for r in _read_jsonl_gz(os.path.join(directory, "doc_entities.jsonl.gz"))}
-        clusters = _read_jsonl_gz(os.path.join(directory, "clusters.jsonl.gz"))
-        weights = {r["doc_id"]: r["weights"]
-                   for r in _read_jsonl_gz(os.path.join(directory, "doc_clusters.jsonl.gz"))}
+        _check_metadata(metadata, meta_path)
+        tables = {t: _read_jsonl_gz(os.path.join(directory, f"{t}.jsonl.gz"), t) for t in TABLES}
+        entities, clusters = tables["entities"], tables["clusters"]
+        doc_entities = {r["doc_id"]: r["entities"] for r in tables["doc_entities"]}
+        weights = {r["doc_id"]: r["weights"] for r in tables["doc_clusters"]}
         art = cls(metadata, entities, doc_entities, clusters, weights)
+        art._meta_path = meta_path
         if corpus is not None:
             art.check_corpus(corpus, source=directory)
         return art

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.errors import InputError
+from ..core.rng import MAX_SEED
+
 __all__ = ["EntityClusters", "cluster_entities", "consensus_graph"]
 
 
@@ -42,6 +45,10 @@ def cluster_entities(graph, cfg) -> EntityClusters:
                                 batch_size=cfg.leiden_batch_size).fit(g)
 
     runs = int(getattr(cfg, "consensus_runs", 1))
+    if cfg.seed < 0 or cfg.seed * runs + runs >= 2**63:  # leidenalg takes an int64
+        raise InputError(f"seed={cfg.seed} with consensus_runs={runs}: the derived seeds "
+                         "seed·R + i must fit in 64 bits",
+                         fix=f"choose a seed in [0, {MAX_SEED}] (the command line's range)")
     if runs > 1 and graph.ecount():
         graph = consensus_graph(graph, [run(graph, cfg.seed * runs + i).labels_
                                         for i in range(runs)], cfg.consensus_threshold)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._optional import require
 
-__all__ = ["default_model_name", "load_sentence_model", "embed_texts"]
+__all__ = ["default_model_name", "load_sentence_model", "embed_texts", "cached_array"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _LOADED: dict = {}
@@ -53,3 +53,23 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
     emb = st_model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
                           normalize_embeddings=True, show_progress_bar=show_progress)
     return np.ascontiguousarray(emb, dtype=np.float32)
+
+
+def cached_array(path: str | None, compute) -> np.ndarray:
+    """``compute()``, cached as a ``.npy`` file at ``path`` (None: no cache).
+
+    The file is written through a temp file unique to the process (two jobs on one folder never
+    share one); an unreadable cached file (torn, foreign) is computed again and replaced.
+    """
+    if path is not None and os.path.exists(path):
+        try:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            pass
+    value = compute()
+    if path is not None:
+        from ..io.outputs import atomic_write
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with atomic_write(path, "wb") as fh:
+            np.save(fh, value, allow_pickle=False)
+    return value

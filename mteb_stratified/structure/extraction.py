@@ -77,9 +77,10 @@ def progress_bar(total: int, desc: str, enabled: bool):
 
 
 def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: bool,
-                      report) -> dict:
+                      report, retry_failed: bool = False) -> dict:
     """``{doc_id: row}`` for every document of ``texts`` (module docstring); ``report`` gets
-    ``resumed_docs`` and ``extracted_docs``."""
+    ``resumed_docs`` and ``extracted_docs``.  ``retry_failed``: checkpointed rows of failed
+    documents are extracted again."""
     ids = list(texts)
     done: dict = {}
     ckpt = None
@@ -90,6 +91,8 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
                              "max_words": cfg.max_words})
         ckpt = Checkpoint(work, key)
         done = ckpt.load()
+        if retry_failed:
+            done = {d: row for d, row in done.items() if not row.get("failed")}
     report.resumed_docs = len(done)
     todo = [d for d in ids if d not in done]
     bar = progress_bar(len(ids), "extract", progress)

@@ -118,6 +118,20 @@ def _validate(corpus: dict) -> dict:
 
 
 
+def _check_extracted(rows: dict, work: str | None) -> None:
+    """An InputError when the extraction failed for every document (nothing to cluster)."""
+    failed = [r for r in rows.values() if r.get("failed")]
+    if rows and len(failed) == len(rows):
+        where = (f"each document's reason is in {os.path.join(work, 'extraction.jsonl')} "
+                 "('failed') and the answer cache" if work else "see the extractor's failures")
+        raise InputError(
+            f"the entity extraction failed for all {len(rows)} documents (first reason: "
+            f"{str(failed[0]['failed'])[:200]}); {where}",
+            fix="check that --base-url serves --model and that the model answers in JSON (an "
+                "instruction-following model), then rerun with --retry-failed to ask again "
+                "for the failed documents")
+
+
 def _quality(texts: dict, vocab, linked, tables, cfg) -> dict:
     from .describe import seed_stability
     from .quality import cluster_quality
@@ -135,11 +149,16 @@ def _quality(texts: dict, vocab, linked, tables, cfg) -> dict:
 def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                     out: str | None = None, extractor=None, progress: bool = False,
                     keep_work: bool = False, name: str | None = None,
-                    report: BuildReport | None = None) -> StructureArtifact:
+                    report: BuildReport | None = None,
+                    retry_failed: bool = False) -> StructureArtifact:
     """Build (and with ``out``, save) the structure artifact of ``corpus``.
 
     With ``out``, extraction is checkpointed under ``out/.work`` and a rerun resumes; a
     finished artifact with the same settings and corpus is loaded instead of rebuilt.
+    ``retry_failed``: documents whose extraction failed are extracted again (a finished
+    artifact with failures is rebuilt).  Their failures cached by the extractor are not cleared
+    here: the caller does that (``extractor.cache.retry_failed()``, as the ``structure``
+    command does), or the extractor answers them from its cache again.
     """
     from .clustering import cluster_entities
     from .describe import build_metadata, describe
@@ -167,8 +186,11 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
             old = StructureArtifact.load(out)
         except InputError:
             old = None
-        if old is not None and old.metadata.get("settings_key") == settings_key:
+        failed = old is not None and retry_failed and \
+            old.metadata.get("extraction_failures", {}).get("count")
+        if old is not None and old.metadata.get("settings_key") == settings_key and not failed:
             report.reused = True
+            old.set_extractor(extractor)  # the user's extractor: its key, budget and cache
             return old
     work = os.path.join(out, ".work") if out is not None else None
 
@@ -178,7 +200,9 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
         report.timings[step] = report.timings.get(step, 0.0) + time.perf_counter() - t
         return value
 
-    rows = timed("extract", extract_documents, texts, extractor, cfg, work, progress, report)
+    rows = timed("extract", extract_documents, texts, extractor, cfg, work, progress, report,
+                 retry_failed)
+    _check_extracted(rows, work)
     vocab = timed("embed", build_vocabulary, texts, rows, cfg)
     emb = timed("embed", embed_vocabulary, vocab.names, dataclasses.replace(
         cfg, entity_context="name"), work, progress)
@@ -188,6 +212,12 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                           vocab.description)
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters = timed("leiden", cluster_entities, linked.graph, cfg)
+    if clusters.n_clusters < 1:
+        raise InputError(
+            f"no cluster of at least {cfg.min_cluster_size} entities in {len(texts)} documents "
+            f"({len(vocab.names)} entities passed the filters)",
+            fix="give a larger corpus, or lower --min-doc-freq / --min-cluster-size, raise "
+                "--max-doc-share, or lower --threshold")
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg)
     quality = timed("quality", _quality, texts, vocab, linked, tables, cfg)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,

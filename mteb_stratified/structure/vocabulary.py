@@ -80,18 +80,11 @@ def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
                      description: dict | None = None) -> np.ndarray:
     """Unit embeddings of ``names`` with their context (one row each), cached in ``work`` under
     a key of the model and the embedded texts; the temporary file is unique per process."""
-    from .embed import embed_texts
+    from .embed import cached_array, embed_texts
 
     inputs = embedding_inputs(names, description or {}, cfg.entity_context)
     key = settings_hash({"model": cfg.embedding_model, "inputs": inputs})
-    if work is not None:
-        path = os.path.join(work, f"embeddings-{key}.npy")
-        if os.path.exists(path):
-            return np.load(path)
-    emb = embed_texts(inputs, cfg.embedding_model, show_progress=progress,
-                      batch_size=64 if cfg.entity_context != "name" else 256)
-    if work is not None:
-        tmp = os.path.join(work, f"embeddings-{key}.{os.getpid()}.tmp.npy")
-        np.save(tmp, emb)
-        os.replace(tmp, path)
-    return emb
+    path = os.path.join(work, f"embeddings-{key}.npy") if work is not None else None
+    return cached_array(path, lambda: embed_texts(
+        inputs, cfg.embedding_model, show_progress=progress,
+        batch_size=64 if cfg.entity_context != "name" else 256))

@@ -307,3 +307,112 @@ def test_report_refuses_an_md_output(tmp_path, qids, capsys):
     a, _ = _results(tmp_path / "org__m" / "rev", qids, 4)
     assert main(["report", a, "-o", str(tmp_path / "r.md")]) == 2
     assert "ends in .md" in capsys.readouterr().err
+
+
+# -- issue #15: bad input is a clear error (FILE:LINE, fix), names never become other paths ---
+def _decoy(tmp_path, qids):
+    """A per-query CSV outside the output folder that would pass every check if it were read."""
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    return _write_csv(decoy / "StratifiedNFCorpus_per_query.csv", qids, 1)
+
+
+@pytest.mark.parametrize("command", ["stratify", "report"])
+@pytest.mark.parametrize("task_name", ["../../../../decoy/StratifiedNFCorpus", "ABS"])
+def test_a_task_name_with_a_path_never_reads_the_decoy(tmp_path, qids, capsys, monkeypatch,
+                                                      command, task_name):
+    decoy = _decoy(tmp_path, qids)
+    if task_name == "ABS":
+        task_name = decoy[: -len("_per_query.csv")]
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 1, expected_key=False)
+    (tmp_path / "runs" / "pred" / "StratifiedNFCorpus_per_query.csv").unlink()
+    data = json.loads(path.read_text())
+    data["task_name"] = task_name
+    path.write_text(json.dumps(data))
+    opened = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy)
+    rc = main([command, str(path), "-o", str(tmp_path / "out" / "r.html")]
+              if command == "report" else [command, str(path)])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{path}: task_name" in err and "is not a plain task name" in err
+    assert "fix:" in err and decoy not in opened
+
+
+def test_a_linked_per_query_csv_outside_the_output_folder_is_refused(tmp_path, qids, capsys):
+    decoy = _decoy(tmp_path, qids)
+    path, csv_path = _mteb_layout(tmp_path / "runs", qids, 1, expected_key=False)
+    csv_path.unlink()
+    csv_path.symlink_to(decoy)
+    assert main(["stratify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: " in err and "leads outside" in err and "fix:" in err
+
+
+def test_report_with_a_corrupt_results_file_or_csv(tmp_path, qids, capsys):
+    path, csv_path = _mteb_layout(tmp_path / "runs", qids, 1)
+    out = str(tmp_path / "r.html")
+    text = path.read_text()
+    path.write_text(text[:-5])
+    assert main(["report", str(path), "-o", out]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: corrupt results file: not valid JSON" in err and "fix:" in err
+    path.write_text(text)
+    lines = csv_path.read_text().splitlines(keepends=True)
+    lines[3] = ",".join(lines[3].split(",")[:-2]) + "\n"
+    csv_path.write_text("".join(lines))
+    assert main(["report", str(path), "-o", out]) == 2
+    err = capsys.readouterr().err
+    assert f"{csv_path}:4: row has 10 fields, the header has 12" in err and "fix:" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "SYS", "-o", "DIR"], "-o/--out is a folder, but a file is needed here"),
+    (["report", "SYS", "-o", "FILE/r.html"], "-o/--out cannot be created: "),
+    (["leaderboard", "RUNS", "-o", "FILE"], "-o/--out is a file, but a folder is needed here"),
+    (["leaderboard", "RUNS", "-o", "FILE/sub"], "-o/--out cannot be created: "),
+    (["demo", "-o", "FILE"], "-o/--out is a file, but a folder is needed here"),
+    (["demo", "-o", "FILE/sub/deeper"], "-o/--out cannot be created: "),
+    (["precision-sweep", "-o", "FILE"], "-o/--out is a file, but a folder is needed here"),
+    (["precision-sweep", "-o", "FILE/sub"], "-o/--out cannot be created: "),
+])
+def test_out_of_the_wrong_kind_fails_before_any_work(tmp_path, qids, capsys, argv, message):
+    """A folder where a file is wanted, a file where a folder is wanted, a file as parent:
+    exit 2 at once (no BM25, no model, no structure), nothing written."""
+    import time
+
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 1)
+    (tmp_path / "DIR").mkdir()
+    (tmp_path / "FILE").write_text("x")
+    subs = {"SYS": str(path), "RUNS": str(tmp_path / "runs"), "DIR": str(tmp_path / "DIR"),
+            "FILE": str(tmp_path / "FILE")}
+    argv = [next((arg.replace(k, v, 1) for k, v in subs.items() if arg.startswith(k)), arg)
+            for arg in argv]
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    t0 = time.perf_counter()
+    assert main(argv) == 2
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err
+    assert message in err and "fix:" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("content, where, message", [
+    ('{"task_name": "StratifiedNFCorpus",\n "scores": {"test": {"ndcg_at_10": 1}}}', 2,
+     "scores['test'] is not a list of score entries"),
+    ('{"task_name": "StratifiedNFCorpus",\n "scores": {', 2, "not valid JSON"),
+])
+def test_leaderboard_with_a_corrupt_results_file(tmp_path, qids, capsys, content, where,
+                                                 message):
+    path, _ = _mteb_layout(tmp_path / "runs", qids, 1)
+    path.write_text(content)
+    assert main(["leaderboard", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{where}: corrupt results file: {message}" in err and "fix:" in err

@@ -10,6 +10,7 @@ import pytest
 
 from mteb_stratified.core import (InputError, evaluate_dicts, evaluate_matrices, from_dicts,
                                   from_matrices)
+from mteb_stratified.core.arrays import MAX_GRADE
 
 M = ["nDCG@3", "RR@3", "P@2", "AP", "R@3", "Success@1"]
 KEYS = ("expected", "min", "max", "oblivious")
@@ -185,3 +186,20 @@ def test_from_matrices_without_mask_keeps_every_cell():
     arrays = from_matrices([[0.3, 0.1], [0.2, 0.2]], [[1, 0], [0, 2]])
     assert arrays.n_candidates.tolist() == [2, 2]
     assert arrays.qids == ("0", "1")
+
+
+# -- the grade bound (issue #15: grade 2000 with exp-log2 gave NaN, 1e308 gave inf) ------------
+
+def test_grade_at_the_bound_keeps_exp_gains_finite():
+    res = evaluate_dicts({"q": {"a": MAX_GRADE, "b": 1}}, {"q": {"a": 1.0, "b": 0.5}},
+                         ["nDCG(dcg='exp-log2')@10"])
+    assert res["nDCG(dcg='exp-log2')@10"].expected == 1.0
+
+
+@pytest.mark.parametrize("grade", [2000, 1e308, -5000, 10**400])
+def test_in_memory_grades_beyond_the_bound(grade):
+    with pytest.raises(InputError, match="bound|non-numeric"):
+        evaluate_dicts({"q": {"a": grade}}, {"q": {"a": 1.0}}, ["nDCG(dcg='exp-log2')@10"])
+    if grade != 10**400:
+        with pytest.raises(InputError, match="bound"):
+            evaluate_matrices([[1.0, 0.5]], np.array([[grade, 0]]), ["nDCG@10"])

@@ -352,3 +352,21 @@ def test_negative_grades_like_pytrec_eval(level):
     assert any(g < 0 for docs in qrels.values() for g in docs.values())
     bad = compare(res, ref, KEYS)
     assert not bad, f"{len(bad)} mismatches, e.g. {bad[:5]}"
+
+
+def test_cutoff_far_beyond_every_list_costs_nothing_and_matches_pytrec_eval():
+    """``P@2000000000`` once tried a (queries x 2e9) allocation (29.8 GiB on a probe); a cutoff
+    past the widest list sums only that many columns, and the values stay trec_eval's."""
+    rng = np.random.default_rng(5)
+    run = {f"q{i}": {f"d{j}": float(rng.normal()) for j in range(60)} for i in range(40)}
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(0, 80, 3)}
+             for i in range(40)}
+    k = 2_000_000_000
+    ours = evaluate_dicts(qrels, run, [f"P@{k}", f"nDCG@{k}", f"R@{k}"])
+    pte = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{k}", f"ndcg_cut.{k}", f"recall.{k}"})
+    theirs = pte.evaluate(run)
+    for q in run:
+        row = ours.per_query()[q]
+        assert row[f"P@{k}"].expected == pytest.approx(theirs[q][f"P_{k}"], abs=TOL)
+        assert row[f"nDCG@{k}"].expected == pytest.approx(theirs[q][f"ndcg_cut_{k}"], abs=TOL)
+        assert row[f"R@{k}"].expected == pytest.approx(theirs[q][f"recall_{k}"], abs=TOL)

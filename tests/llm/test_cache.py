@@ -42,3 +42,21 @@ def test_the_earlier_generation_layout_is_migrated(tmp_path):
     cache = AnswerCache(path, table="calls")
     assert cache.get("k")["content"] == '{"relevance": 2}'
     assert cache.count() == 1
+
+
+def test_retry_failed_deletes_only_the_failures(tmp_path):
+    """The extractor stores a failed document as ``status: failed``; retry_failed removes those
+    (so the next run asks again) and keeps every answer, including the generator's records."""
+    path = str(tmp_path / "c.sqlite")
+    cache = AnswerCache(path, table="answers")
+    cache.put("ok", {"status": "ok", "entities": [["iron", "a metal"]]}, prompt_tokens=5)
+    cache.put("bad1", {"status": "failed", "entities": [], "error": "malformed JSON"})
+    cache.put("bad2", {"status": "failed", "entities": [], "error": "HTTP 400"})
+    cache.put("text", {"status": "ok", "entities": [], "raw": '"status": "failed"'})
+    assert cache.retry_failed() == 2 and cache.retry_failed() == 0
+    assert cache.get("bad1") is None and cache.get("bad2") is None
+    assert cache.get("ok")["prompt_tokens"] == 5 and cache.count() == 2
+    assert cache.count("failed") == 0 and cache.count("ok") == 2
+    calls = AnswerCache(path, table="calls")
+    calls.put("c", {"content": '{"status": "failed"}'})
+    assert calls.retry_failed() == 0 and calls.count() == 1

@@ -1,14 +1,14 @@
 """The HTML report (self-contained, inline SVG plots) and its Markdown summary; real browser."""
 
 import os
-import shutil
 import subprocess
-import tempfile
 
 import pytest
 
 from mteb_stratified.report import build_report, render_html, to_markdown, write_html
 from mteb_stratified.stratification import stability_summary, stratified_summary
+
+from ._browser import chromium, chromium_flags
 
 PLOTS = ("coverage-map", "per-stratum", "heatmaps", "ties")
 
@@ -36,22 +36,6 @@ def test_markdown(report):
     assert "Order flips" in md
 
 
-def _chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("no chromium binary found: the report must be checked in a real browser "
-                "(Debian: apt-get install -y chromium; .ci/run installs it)")
-
-
-def _flags(browser, tmp_path, width=1400, height=3000):
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run", "--disable-dev-shm-usage", f"--window-size={width},{height}",
-            f"--user-data-dir={tempfile.mkdtemp(dir=tmp_path)}"]
-
-
 PROBE = open(os.path.join(os.path.dirname(__file__), "layout_probe.js")).read()
 
 
@@ -66,7 +50,8 @@ def _layout(html_text, tmp_path, width=1400):
     probe = tmp_path / "probe.html"
     probe.write_text(html_text.replace("</body>", f"<script>{PROBE}</script></body>"),
                      encoding="utf-8")
-    dom = subprocess.run(_flags(_chromium(), tmp_path, width) + ["--dump-dom", probe.as_uri()],
+    dom = subprocess.run(chromium_flags(chromium(), tmp_path, width)
+                         + ["--dump-dom", probe.as_uri()],
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     m = re.search(r'<pre id="layout-check">(.*?)</pre>', dom.stdout, re.S)
@@ -111,7 +96,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     html = tmp_path / "report.html"
     write_html(report, html)
     shot = tmp_path / "report.png"
-    res = subprocess.run(_flags(_chromium(), tmp_path, 1400, 5200)
+    res = subprocess.run(chromium_flags(chromium(), tmp_path, 1400, 5200)
                          + [f"--screenshot={shot}", html.as_uri()],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]

@@ -28,7 +28,28 @@ BAD_JSON = "```json\n{'entities': [{'name': 'vitamin d', 'description': 'a nutri
 GARBAGE = "Sure! The entities are vitamin d and calcium."
 
 
-class FaultProxy:
+class LocalServer:
+    """A threaded HTTP server on 127.0.0.1 (a free port) at ``self.url`` (``.../v1``) while
+    ``with``-entered; subclasses build their handler class and call :meth:`_serve`."""
+
+    def _serve(self, handler, poll_s: float = 0.5) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(poll_s,),
+                                       daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FaultProxy(LocalServer):
     def __init__(self, upstream_url: str | None, hold_s: float = 3.0) -> None:
         self.upstream_url = upstream_url.rstrip("/") if upstream_url else None
         self.hold_s = hold_s
@@ -111,24 +132,12 @@ class FaultProxy:
                     answer = json.dumps(data).encode()
                 return self._send(status, answer)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        self._serve(Handler)
 
 
-def _completion(content: str) -> bytes:
+def _completion(content: str, model: str = "synthetic") -> bytes:
     return json.dumps({
-        "id": "synthetic", "object": "chat.completion", "created": 0, "model": "synthetic",
+        "id": "synthetic", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()

@@ -132,7 +132,7 @@ def test_query_entities_use_the_same_extractor_and_normalisation(built, small_co
     got_q = loaded.extract_entities(query)
     assert got_q >= {"breast cancer death"}
     assert loaded.extract_entities_batch([query, query]) == [got_q, got_q]
-    assert isinstance(loaded._get_extractor(), EntityExtractor)
+    assert isinstance(loaded.query_extractor(), EntityExtractor)
 
 
 def test_fingerprint_mismatch_is_a_clear_error(built, small_corpus):

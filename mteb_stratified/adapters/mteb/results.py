@@ -23,10 +23,13 @@ the ranking by oblivious (stock MTEB) scores would differ, and which models swap
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.io.outputs import atomic_write
+from mteb_stratified.io.outputs import output_dir as checked_dir
 from mteb_stratified.io.mteb_results import load_task_result, model_of, task_result_files
 from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
 from mteb_stratified.report.html import md_cell
@@ -94,7 +97,8 @@ def _main_metric(subset: dict) -> str | None:
 def _column_values(subsets: list, metric: str) -> dict:
     """Every :data:`COLUMNS` value of a split: the mean over its subsets."""
     def mean(key):
-        vals = [float(s[key]) for s in subsets if isinstance(s.get(key), (int, float))]
+        vals = [float(s[key]) for s in subsets if isinstance(s.get(key), (int, float))
+                and not isinstance(s[key], bool) and math.isfinite(s[key])]
         return sum(vals) / len(vals) if vals else None
 
     measure = measure_of_key(metric)
@@ -248,6 +252,28 @@ def to_markdown(frame, digits: int = 4) -> str:
     return "\n".join(lines)
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_numeric(series) -> bool:
+    from pandas.api.types import is_numeric_dtype
+    return bool(is_numeric_dtype(series))
+
+
+def _formula_safe(frame):
+    """``frame`` with every text cell that a spreadsheet would run as a formula (``=``, ``+``,
+    ``-``, ``@``, tab, CR first) prefixed with ``'`` (OWASP's CSV-injection rule); numbers stay
+    numbers."""
+    def cell(v):
+        return "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+    out = frame.copy()
+    for col in out.columns:
+        if not _is_numeric(out[col]):  # object or string dtype (pandas 3 reads text as str)
+            out[col] = out[col].map(cell)
+    out.columns = [cell(c) for c in out.columns]
+    return out
+
+
 def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int = 4,
                        columns=None) -> dict:
     """Scan, build, and write ``leaderboard.csv`` (every column) and ``leaderboard.md`` (the
@@ -269,13 +295,12 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     if plain:
         md += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
                f"(e.g. {plain[0].name}).\n")
-    out = Path(output_dir).expanduser() if output_dir else Path(results_dir).expanduser()
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out} is a file, not a folder", source=str(out),
-                         fix="give -o/--out a folder for leaderboard.csv and leaderboard.md")
+    out = Path(checked_dir(os.path.expanduser(output_dir or results_dir), option="-o/--out"))
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
-    frame.to_csv(csv_path, index=False)
-    md_path.write_text(md, encoding="utf-8")
+    with atomic_write(csv_path, newline="", encoding="utf-8") as fh:
+        _formula_safe(frame).to_csv(fh, index=False)
+    with atomic_write(md_path, encoding="utf-8") as fh:
+        fh.write(md)
     return {"frame": frame, "display": shown, "note": note, "markdown": md, "csv": csv_path,
             "md": md_path, "skipped": plain}

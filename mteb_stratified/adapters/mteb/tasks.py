@@ -98,10 +98,10 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
         write_per_query(result, path, hf_subset=hf_subset, hf_split=hf_split, model=model,
                         revision=revision)
         if block is not None:
-            import json
+            from ...core.jsonsafe import dumps_json
 
             strata_path = Path(prediction_folder) / f"{task.metadata.name}_strata_{hf_split}.json"
-            strata_path.write_text(json.dumps(block, indent=2, default=str), encoding="utf-8")
+            strata_path.write_text(dumps_json(block, indent=2, default=str), encoding="utf-8")
     return base
 
 

@@ -25,7 +25,6 @@ its forward pass is a 135M-parameter LM per pair).
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -34,7 +33,9 @@ from typing import Callable, Iterable, Protocol, Sequence
 import numpy as np
 
 from ...core.errors import InputError
+from ...core.jsonsafe import dumps_json
 from ...io.corpus_text import doc_text
+from ...io.outputs import atomic_write
 from .models import MODEL_NAMES
 from .regimes import Regime, parse_regimes
 from .resources import measure
@@ -489,6 +490,7 @@ def describe_flips(flips: Iterable[dict]) -> str:
 def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
     """A PNG of the tie range (max − min) per regime, one bar per measure, one panel per model."""
     try:
+        import matplotlib
         from matplotlib.figure import Figure  # no pyplot, no backend switch: no global state
     except ImportError as exc:
         from ..._optional import install_hint
@@ -499,21 +501,23 @@ def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
     results = [r for r in results if r.rows]
     if not results:
         raise InputError("nothing to plot", fix="run at least one regime")
-    fig = Figure(figsize=(6.5 * len(results), 4.2))
-    axes = fig.subplots(1, len(results), squeeze=False)
-    width = 0.8 / len(MEASURES)
-    for ax, res in zip(axes[0], results):
-        x = np.arange(len(res.rows))
-        for j, m in enumerate(MEASURES):
-            vals = [getattr(r, f"{_field(m)}_range") for r in res.rows]
-            ax.bar(x + (j - (len(MEASURES) - 1) / 2) * width, vals, width, label=m)
-        ax.set_xticks(x, [r.regime for r in res.rows], rotation=30, ha="right")
-        ax.set_ylabel("range (max − min over tie orders)")
-        ax.set_title(f"{res.model} on {res.task} ({res.settings.get('queries')} queries)")
-        ax.legend()
-        ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    # the task name is the user's: drawn as plain text, never as mathtext ($...$) or TeX
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        fig = Figure(figsize=(6.5 * len(results), 4.2))
+        axes = fig.subplots(1, len(results), squeeze=False)
+        width = 0.8 / len(MEASURES)
+        for ax, res in zip(axes[0], results):
+            x = np.arange(len(res.rows))
+            for j, m in enumerate(MEASURES):
+                vals = [getattr(r, f"{_field(m)}_range") for r in res.rows]
+                ax.bar(x + (j - (len(MEASURES) - 1) / 2) * width, vals, width, label=m)
+            ax.set_xticks(x, [r.regime for r in res.rows], rotation=30, ha="right")
+            ax.set_ylabel("range (max − min over tie orders)")
+            ax.set_title(f"{res.model} on {res.task} ({res.settings.get('queries')} queries)")
+            ax.legend()
+            ax.grid(axis="y", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
     return path
 
 
@@ -527,15 +531,15 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
     rows = [r for res in results for r in res.rows]
     fieldnames = [f for f in SweepRow.__dataclass_fields__ if f != "metadata"]
     meta_keys = sorted({k for r in rows for k in r.metadata})
-    with open(paths["csv"], "w", newline="") as f:
+    with atomic_write(paths["csv"], newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(fieldnames + meta_keys)
         for r in rows:
             w.writerow([getattr(r, k) for k in fieldnames] + [r.metadata.get(k) for k in meta_keys])
-    with open(paths["json"], "w") as f:
-        json.dump({"results": [res.to_dict() for res in results], "order_flips": flips or []},
-                  f, indent=2, default=str)
-    with open(paths["markdown"], "w") as f:
+    with atomic_write(paths["json"], encoding="utf-8") as f:
+        f.write(dumps_json({"results": [res.to_dict() for res in results],
+                            "order_flips": flips or []}, indent=2, default=str))
+    with atomic_write(paths["markdown"], encoding="utf-8") as f:
         for res in results:
             f.write(f"### {res.model} on {res.task} ({res.settings.get('queries')} queries)\n\n")
             f.write(format_table(res.rows, markdown=True) + "\n\n")

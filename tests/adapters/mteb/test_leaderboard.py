@@ -142,7 +142,7 @@ def test_leaderboard_out_must_be_a_folder(tmp_path, capsys):
     _write_result(tmp_path, "org/a", "T", _scores(0.3, 0.3))
     (tmp_path / "file").write_text("x")
     assert main(["leaderboard", str(tmp_path), "-o", str(tmp_path / "file")]) == 2
-    assert "is a file, not a folder" in capsys.readouterr().err
+    assert "is a file, but a folder is needed" in capsys.readouterr().err
 
 
 def test_model_names_from_data_are_escaped_in_markdown(tmp_path):
@@ -152,3 +152,25 @@ def test_model_names_from_data_are_escaped_in_markdown(tmp_path):
     md = export_leaderboard(tmp_path)["markdown"]
     row = next(line for line in md.splitlines() if line.startswith("| 1 "))
     assert "<b>" not in md and row.count(" | ") == 5  # the | in the name did not add a column
+
+
+def test_names_from_data_make_no_markdown_link_image_or_spreadsheet_formula(tmp_path):
+    """A model called ``![x](http://…)``, ``[click](javascript:…)`` or ``=HYPERLINK(…)`` is shown
+    as text: no image fetched, no link, no formula run when the CSV is opened."""
+    import csv
+
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    _write_result(tmp_path, "org/![x](http://attacker.test/p.png)", "T", _scores(0.3, 0.3))
+    _write_result(tmp_path, "org/[click](javascript:alert(1))", "T", _scores(0.4, 0.4))
+    _write_result(tmp_path, '=HYPERLINK("http://attacker.test","x")', "T", _scores(0.5, 0.5))
+    out = export_leaderboard(tmp_path)
+    md = out["markdown"]
+    assert "![x](" not in md and "[click](" not in md
+    assert "\\!\\[x\\](http://attacker.test/p.png)" in md and "\\[click\\]" in md
+    rows = list(csv.reader(open(out["csv"], encoding="utf-8")))
+    cells = [c for r in rows for c in r]
+    assert not any(c.startswith(("=", "+", "@")) for c in cells)
+    assert any(c.startswith("'=HYPERLINK") for c in cells)
+    assert not any(c.startswith("'-") and c[2:3].isdigit() for c in cells)  # numbers untouched
+

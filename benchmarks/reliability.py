@@ -1,0 +1,89 @@
+"""The reliability tally for the README: bad inputs tried, and what the CLI made of each.
+
+Runs every case of the bad-input catalogue (``tests/cli/bad_inputs.py``: malformed and
+adversarial runs, qrels, JSON, gzip, MTEB results files, per-query CSVs, option values and
+output paths) through ``mteb-stratified`` in-process, and classifies each outcome:
+
+* clear error: exit 2, naming the file (and line) or the option, with a fix;
+* correct: exit 0 and the number pytrec_eval gives on what the file means;
+* unclear error, traceback, silently wrong: the failures (the test suite asserts there are none).
+
+Then the fault-injection suites (``--faults``, on by default): the test modules that inject
+faults into the LLM endpoint, the answer cache, the output-folder lock and interrupted jobs,
+run with pytest; a passed test is a fault survived.
+
+Run: ``python benchmarks/reliability.py [--verbose] [--no-faults]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+#: Test modules whose tests each inject one fault (a server error, a damaged file, a kill).
+FAULT_SUITES = ("tests/llm/test_faults.py", "tests/llm/test_endpoint.py",
+                "tests/llm/test_cache_damage.py", "tests/io/test_lock.py")
+
+
+def _catalogue():
+    path = os.path.join(ROOT, "tests", "cli", "bad_inputs.py")
+    spec = importlib.util.spec_from_file_location("bad_inputs", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bad_inputs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_catalogue(verbose: bool) -> collections.Counter:
+    cat = _catalogue()
+    tally: collections.Counter = collections.Counter()
+    by_finding: dict = collections.defaultdict(collections.Counter)
+    t0 = time.perf_counter()
+    for case in cat.CASES:
+        with tempfile.TemporaryDirectory() as folder:
+            outcome, detail = cat.run_case(case, folder)
+        tally[outcome] += 1
+        by_finding[case.finding][outcome] += 1
+        if verbose or outcome not in ("clear", "correct"):
+            print(f"  {outcome:9s} {case.id}: {detail}")
+    print(f"bad inputs tried: {sum(tally.values())} ({time.perf_counter() - t0:.1f} s)")
+    for name in ("clear", "correct", "unclear", "traceback", "wrong"):
+        print(f"  {name:9s} {tally[name]}")
+    print("by finding:")
+    for finding, counts in by_finding.items():
+        print(f"  {sum(counts.values()):3d}  {finding}: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return tally
+
+
+def run_faults() -> None:
+    print("faults injected (a passed test is a fault survived):")
+    for suite in FAULT_SUITES:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "--no-header", suite], cwd=ROOT, capture_output=True, text=True)
+        last = [line for line in proc.stdout.splitlines() if line.strip()][-1:]
+        print(f"  {suite}: {last[0] if last else proc.stderr[-300:]}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--verbose", action="store_true", help="print every case")
+    ap.add_argument("--no-faults", action="store_true", help="skip the fault-injection suites")
+    args = ap.parse_args()
+    tally = run_catalogue(args.verbose)
+    if not args.no_faults:
+        run_faults()
+    return 0 if tally["unclear"] + tally["traceback"] + tally["wrong"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

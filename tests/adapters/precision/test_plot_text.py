@@ -1,0 +1,33 @@
+"""User strings in matplotlib text are drawn literally: no mathtext, no TeX, no parse error.
+
+The report's figures are covered in test_security.py; this is the precision sweep's PNG (its
+task name comes from the command line)."""
+
+import matplotlib
+import pytest
+
+from mteb_stratified.adapters.precision import sweep as sw
+
+NAME = r"$\foo^$ & co"
+
+
+def _result(task):
+    row = sw.SweepRow("minilm", "fp32", 1, *([0.0] * 12), 0.0, 0.0, 1.0, 1, 1.0, 1.0, 1.0, 0.0,
+                      0.0)
+    return sw.SweepResult("minilm", task, (row,), {"queries": 1}, (), ("q1",), {})
+
+
+@pytest.mark.parametrize("usetex", [False, True])
+def test_sweep_plot_draws_a_mathtext_task_name_literally(tmp_path, usetex):
+    """Saved as SVG with text kept as text: the title holds the name as typed (also when the
+    user's matplotlibrc turns TeX on)."""
+    path = tmp_path / "sweep.svg"
+    with matplotlib.rc_context({"svg.fonttype": "none", "text.usetex": usetex}):
+        sw.plot_ranges([_result(NAME)], str(path))
+    svg = path.read_text(encoding="utf-8")
+    assert r"$\foo^$ &amp; co" in svg
+
+
+def test_sweep_png_with_a_mathtext_task_name_is_saved(tmp_path):
+    path = sw.plot_ranges([_result(NAME)], str(tmp_path / "sweep.png"))
+    assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

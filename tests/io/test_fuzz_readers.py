@@ -1,0 +1,115 @@
+"""Fuzzing the readers: for any bytes, a reader returns well-formed dicts (finite scores, integer
+grades within ±MAX_GRADE) or raises InputError, never another exception, and the streaming run
+reader agrees with the dict one.  Inputs that once crashed a reader live in
+``fuzz_corpus/files/`` and are replayed here."""
+
+import gzip
+import math
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from mteb_stratified.core import InputError
+from mteb_stratified.core.arrays import MAX_GRADE
+from mteb_stratified.io import read_qrels, read_run, write_run
+from mteb_stratified.io.beir import read_jsonl
+from tests.io.test_run_arrays import same_arrays
+
+CORPUS = Path(__file__).parent / "fuzz_corpus" / "files"
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+# Pieces of real and broken lines, so most examples get past the first checks.
+TOKENS = st.sampled_from([
+    "q1", "q2", "d1", "d2", "{", "}", '"q1":', '{"d1":', "Q0", "0", "1", "2", "-1", "0.5", "1e3",
+    "1e400", "1_0", "nan", "inf", "0x1", "\u0661", "1.5", "#", "query-id", "corpus-id", "score",
+    "\ufeff", "\u00a0", "\x1c", "\x85", "[", "]", ",", ":", '"_id"', '"text"', "null", "true",
+    "9" * 400, "é", "\t", " ", "  ", "1e1", ".5e1", "1.0", "qid", "docid", "rel"])
+LINE = st.lists(st.one_of(TOKENS, st.text(max_size=3)), max_size=8).map(" ".join)
+TABBED = LINE.map(lambda s: s.replace(" ", "\t"))
+TEXT = st.lists(st.one_of(LINE, TABBED), max_size=6).map("\n".join)
+DATA = st.one_of(TEXT.map(lambda s: s.encode("utf-8", "surrogatepass")), st.binary(max_size=200))
+
+
+def check_table(table, kind):
+    assert isinstance(table, dict) and table
+    for qid, docs in table.items():
+        assert isinstance(qid, str) and isinstance(docs, dict) and docs
+        for doc, value in docs.items():
+            assert isinstance(doc, str) and not isinstance(value, bool)
+            if kind == "score":
+                assert math.isfinite(value)
+            else:
+                assert value == int(value) and abs(value) <= MAX_GRADE
+
+
+def read_all(path):
+    """Every reader on ``path``: each returns a well-formed result or raises InputError."""
+    for reader, kind in ((read_run, "score"), (read_qrels, "grade")):
+        try:
+            check_table(reader(path), kind)
+        except InputError as err:
+            assert err.source == path and err.fix
+    try:
+        rows = read_jsonl(path, "row")
+        assert all(isinstance(k, str) and isinstance(v, dict) for k, v in rows.items())
+    except InputError as err:
+        assert err.source == path
+    same_arrays({"q1": {"d1": 1}, "{": {"1": 2}}, path)
+
+
+@FUZZ
+@given(data=DATA, gz=st.sampled_from(["plain", "gzip", "truncated"]))
+def test_readers_never_crash(tmp_path, data, gz):
+    if gz != "plain":
+        data = gzip.compress(data)
+        data = data[:len(data) // 2] if gz == "truncated" else data
+    path = tmp_path / "input"
+    path.write_bytes(data)
+    read_all(str(path))
+
+
+IDS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=" \t\n\r\v\f"),
+              min_size=1, max_size=6)
+QIDS = IDS.filter(lambda q: not q.startswith("#"))  # a line starting with # is a comment
+SCORES = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, -0.0]))
+
+
+def trec_eval_order(docs):
+    """trec_eval's ranking (form_res_rels.c): score descending, then doc id descending in byte
+    order (strcmp)."""
+    return sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True)
+
+
+def test_trec_eval_order_oracle():
+    """A prefix ties below the longer id (``ab`` before ``a``); UTF-8 bytes decide, not UTF-16
+    code units."""
+    assert trec_eval_order({"a": 0.0, "ab": 0.0, "b": -0.0, "c": 1.0}) == ["c", "b", "ab", "a"]
+    assert trec_eval_order({"\uffff": 0.0, "\U00010000": 0.0}) == ["\U00010000", "\uffff"]
+
+
+@FUZZ
+@given(run=st.dictionaries(QIDS, st.dictionaries(IDS, SCORES, min_size=1, max_size=5),
+                           min_size=1, max_size=4))
+@example(run={"q": {"a": 0.0, "ab": 0.0}})  # the old oracle expected ['a', 'ab']
+def test_write_run_reads_back_identical(tmp_path, run):
+    path = str(tmp_path / "run.trec")
+    write_run(run, path)
+    back = read_run(path)
+    assert back == run
+    assert all(list(back[q]) == trec_eval_order(run[q]) for q in run)
+    same_arrays({q: {d: 1 for d in run[q]} for q in run}, path)
+
+
+def test_write_run_refuses_what_cannot_read_back(tmp_path):
+    for run in ({"q 1": {"d": 1.0}}, {"q": {"": 1.0}}, {"q": {"d": math.nan}}, {"#q": {"d": 1.0}}):
+        with pytest.raises(InputError):
+            write_run(run, tmp_path / "run.trec")
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(CORPUS)))
+def test_seed_corpus(name):
+    read_all(str(CORPUS / name))

@@ -1,0 +1,154 @@
+"""One job per output folder: a second job is refused (or waits) with a message naming the
+holder; the lock goes with its holder however it ends, and a lock file left behind blocks
+nothing."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mteb_stratified.core.errors import InputError
+from mteb_stratified.io import lock as lock_module
+from mteb_stratified.io.lock import LOCK_NAME, folder_lock
+
+_HOLD = ("import sys, time\n"
+         "from mteb_stratified.io.lock import folder_lock\n"
+         "with folder_lock(sys.argv[1], what='mteb-stratified structure --out ' + sys.argv[1]):\n"
+         "    print('held', flush=True)\n"
+         "    time.sleep(float(sys.argv[2]))\n")
+
+
+def _holder(folder, seconds):
+    """A second process holding the folder for ``seconds``."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder), str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_job_is_refused_at_once_or_after_its_wait(tmp_path):
+    out = tmp_path / "out"
+    proc = _holder(out, 30)
+    try:
+        start = time.monotonic()
+        with pytest.raises(InputError) as err:
+            with folder_lock(out):
+                pytest.fail("entered a held folder")
+        assert time.monotonic() - start < 5  # refused at once, not after a wait
+        text = str(err.value)
+        assert err.value.source == str(out)
+        assert text.startswith(f"{out}: the folder is in use by another mteb-stratified job")
+        assert f"pid {proc.pid}," in text and "started at " in text
+        assert f"command mteb-stratified structure --out {out}" in text
+        assert err.value.fix == "wait for it to finish, or use another --out folder"
+        start = time.monotonic()
+        with pytest.raises(InputError, match=r"in use .* after waiting 0.3 s"):
+            with folder_lock(out, wait=0.3):
+                pass
+        assert time.monotonic() - start >= 0.3
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_job_that_may_wait_gets_the_folder_when_the_holder_finishes(tmp_path):
+    proc = _holder(tmp_path, 0.5)
+    try:
+        start = time.monotonic()
+        with folder_lock(tmp_path, wait=20, what="second"):
+            assert time.monotonic() - start >= 0.4  # only once the holder's 0.5 s are over
+            assert '"command": "second"' in (tmp_path / LOCK_NAME).read_text()
+    finally:
+        proc.wait()
+
+
+def test_a_killed_holder_frees_the_folder(tmp_path):
+    proc = _holder(tmp_path, 30)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert str(proc.pid) in (tmp_path / LOCK_NAME).read_text()  # its note is left behind...
+    with folder_lock(tmp_path, what="after"):  # ...and blocks nothing
+        assert str(proc.pid) not in (tmp_path / LOCK_NAME).read_text()
+
+
+def test_release_on_exit_and_on_error_and_a_held_folder_in_the_same_process(tmp_path):
+    out = tmp_path / "new" / "out"
+    with folder_lock(out) as held:
+        assert held == str(out) and os.path.isdir(out)  # the folder is created
+        with pytest.raises(InputError, match=f"pid {os.getpid()}"):
+            with folder_lock(out):
+                pass
+    assert (out / LOCK_NAME).read_text() == ""
+    with pytest.raises(RuntimeError):
+        with folder_lock(out):
+            raise RuntimeError("the job failed")
+    with folder_lock(out):
+        pass
+
+
+def test_a_garbled_lock_file_blocks_nothing_and_is_shown_safely(tmp_path):
+    (tmp_path / LOCK_NAME).write_text('{"pid": "1\\u001b[31m", "command": "x\\ny"}')
+    with folder_lock(tmp_path):
+        pass
+    (tmp_path / LOCK_NAME).write_text('{"pid": "1\\u001b[31m", "command": "x\\ny"}')
+    assert _described(tmp_path) == "pid 1?[31m, command x?y"
+    (tmp_path / LOCK_NAME).write_bytes(b"\xff not json")
+    assert _described(tmp_path) == "pid unknown"
+
+
+def _described(folder):
+    fd = os.open(folder / LOCK_NAME, os.O_RDONLY)
+    try:
+        return lock_module._describe_holder(fd)
+    finally:
+        os.close(fd)
+
+
+def test_an_out_path_that_is_a_file_is_an_input_error(tmp_path):
+    target = tmp_path / "out"
+    target.write_text("a file")
+    with pytest.raises(InputError, match="cannot be created or locked") as err:
+        with folder_lock(target):
+            pass
+    assert err.value.source == str(target) and "--out" in err.value.fix
+
+
+def test_without_fcntl_the_job_runs_with_a_warning(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(lock_module, "fcntl", None)
+    with folder_lock(tmp_path):
+        with folder_lock(tmp_path):  # nothing stops a second job there
+            pass
+    assert capsys.readouterr().err.count("cannot be locked on this platform") == 2
+
+
+# -- the commands that take it -------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["structure", "--corpus", "{data}", "--limit", "20", "--out", "{out}", "--bins-splits",
+     "none", "--no-progress"],
+    ["generate", "--structure", "bundled", "--dataset", "{data}", "--out", "{out}", "--budget",
+     "5", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key", "k",
+     "--no-progress"]], ids=["structure", "generate"])
+def test_a_second_structure_or_generate_job_is_refused_before_any_work(tmp_path, argv, capsys):
+    from mteb_stratified.cli.main import main
+    from mteb_stratified.io import bundled_path
+
+    out = tmp_path / "out"
+    proc = _holder(out, 30)
+    try:
+        t0 = time.perf_counter()
+        rc = main([a.replace("{out}", str(out)).replace("{data}", bundled_path("nfcorpus"))
+                   for a in argv])
+        err = capsys.readouterr().err
+        assert rc == 2, err
+        assert "in use by another mteb-stratified job" in err and f"pid {proc.pid}" in err
+        assert str(out) in err and "fix:" in err
+        assert time.perf_counter() - t0 < 10  # refused at once: nothing loaded, nothing asked
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]  # nothing written
+    finally:
+        proc.kill()
+        proc.wait()
+
