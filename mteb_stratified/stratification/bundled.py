@@ -15,6 +15,7 @@ import os
 
 from ..core import InputError, QueryStrata
 from ..io import bundled_path, load_beir
+from ..io.outputs import atomic_write
 from .dataset import strata_for_dataset
 
 __all__ = ["query_entities_path", "build_query_entities", "load_query_entities", "bundled_strata"]
@@ -34,7 +35,7 @@ def build_query_entities(artifact, dataset, path: str) -> int:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     lines = "".join(json.dumps({"qid": q, "entities": sorted(e)}, ensure_ascii=False) + "\n"
                     for q, e in zip(qids, entities))
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+    with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
         fh.write(lines.encode("utf-8"))
     return len(qids)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import csv
 import math
-import os
+
+from ..io.outputs import atomic_write
 
 __all__ = ["COLUMNS", "strata_rows", "write_strata_table"]
 
@@ -47,11 +48,9 @@ def strata_rows(strata, artifact, qrels: dict) -> list[dict]:
 
 def write_strata_table(path: str, rows: list[dict]) -> None:
     """Write the rows as a tab-separated file with a header (atomically)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    with atomic_write(path, encoding="utf-8", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: str(r.get(k, "")).replace("\t", " ").replace("\n", " ")
                         for k in COLUMNS})
-    os.replace(tmp, path)

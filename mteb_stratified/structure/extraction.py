@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
 
@@ -28,14 +29,12 @@ class Checkpoint:
         self.path = os.path.join(work, "extraction.jsonl")
         meta = os.path.join(work, "work.json")
         os.makedirs(work, exist_ok=True)
-        if os.path.exists(meta):
-            with open(meta) as fh:
-                if json.load(fh).get("key") != key:   # other settings: start over
-                    os.remove(meta)
-                    if os.path.exists(self.path):
-                        os.remove(self.path)
+        if os.path.exists(meta) and _work_key(meta) != key:  # other settings: start over
+            os.remove(meta)
+            if os.path.exists(self.path):
+                os.remove(self.path)
         if not os.path.exists(meta):
-            with open(meta, "w") as fh:
+            with atomic_write(meta) as fh:
                 json.dump({"key": key}, fh)
 
     def load(self) -> dict:
@@ -49,8 +48,10 @@ class Checkpoint:
                     break  # torn last line from a crash
                 try:
                     row = json.loads(line)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     break
+                if not isinstance(row, dict) or not isinstance(row.get("doc_id"), str):
+                    break  # not a row of ours: keep what came before it
                 done[row["doc_id"]] = row
                 good += len(line)
         with open(self.path, "r+b") as fh:
@@ -63,6 +64,17 @@ class Checkpoint:
                 fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def _work_key(meta: str):
+    """The settings key of a checkpoint's ``work.json`` (None when it cannot be read: the
+    checkpoint then starts over, since the rows cannot be trusted to match the settings)."""
+    try:
+        with open(meta, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data.get("key") if isinstance(data, dict) else None
 
 
 def progress_bar(total: int, desc: str, enabled: bool):

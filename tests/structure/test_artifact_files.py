@@ -210,3 +210,28 @@ def test_the_cli_names_the_line_of_a_nan_weight(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and f"{path}:2: doc_clusters weights must map" in err
     assert "fix: rebuild" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("work_json, line", [
+    ("{not json", '{"doc_id": "d1", "entities": []}\n'),
+    ('["a list"]', '{"doc_id": "d1", "entities": []}\n'),
+    (None, '{"no_doc_id": 1}\n{"doc_id": "d2", "entities": []}\n'),
+    (None, '[1, 2]\n'),
+])
+def test_a_damaged_extraction_checkpoint_starts_over_or_keeps_its_good_rows(tmp_path, work_json,
+                                                                            line):
+    """The checkpoint is our own file, but a crash or a full disk can leave it damaged: an
+    unreadable ``work.json`` starts the extraction over, and a row that is not ours ends the
+    rows that are kept; neither is a traceback."""
+    from mteb_stratified.structure.extraction import Checkpoint
+
+    work = tmp_path / "work"
+    first = Checkpoint(str(work), "key-1")
+    first.append([{"doc_id": "d0", "entities": []}])
+    if work_json is not None:
+        (work / "work.json").write_text(work_json)
+    with open(work / "extraction.jsonl", "a") as fh:
+        fh.write(line)
+    again = Checkpoint(str(work), "key-1")
+    done = again.load()
+    assert done == ({} if work_json is not None else {"d0": {"doc_id": "d0", "entities": []}})

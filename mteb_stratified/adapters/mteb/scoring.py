@@ -26,10 +26,10 @@ BEIR's keys.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from mteb_stratified.io.outputs import atomic_write
 from mteb_stratified.naming import AUDIT_KEYS, STATS, audit_key, mteb_measures, tie_key
 
 __all__ = ["tie_aware_evaluation", "tie_aware_scores", "write_per_query"]
@@ -108,7 +108,6 @@ def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str,
         same = (old["hf_subset"] == hf_subset) & (old["hf_split"] == hf_split)
         same &= ((old["model"] == model) & (old["revision"] == revision)) | (old["model"] == "")
         frame = pd.concat([old[~same], frame], ignore_index=True)
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-    frame.to_csv(tmp, index=False)
-    tmp.replace(path)
+    with atomic_write(path, encoding="utf-8", newline="") as fh:
+        frame.to_csv(fh, index=False)
     return path
