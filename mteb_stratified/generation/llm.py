@@ -119,30 +119,7 @@ class _Tally:
     sent: int = 0           # requests sent in this run (retries and re-asks included)
     cached_calls: int = 0   # calls answered from the cache (the requests each took when sent)
     tokens: int = 0         # tokens of the generator's answers, sent or from the cache
-    cached_tokens: int = 0  # tokens of shared extractors' answers taken from their cache
     reasks: int = 0
-
-
-class _CountedAnswers:
-    """A shared extractor's answer cache whose hits add their tokens to the budget, as the
-    generator's own cached answers do (the extractor's endpoint counts only the tokens it
-    sends); everything else is the wrapped :class:`~mteb_stratified.llm.AnswerCache`."""
-
-    def __init__(self, cache: AnswerCache, calls: "BudgetedCalls", extractor) -> None:
-        self.cache, self.calls, self.extractor = cache, calls, extractor
-
-    def get(self, key: str) -> dict | None:
-        hit = self.cache.get(key)
-        # the extractor's rule: a failed answer is asked again under retry_failed, not reused
-        if hit is not None and not (hit.get("status") == "failed"
-                                    and getattr(self.extractor, "retry_failed", False)):
-            with self.calls._lock:
-                self.calls.tally.cached_tokens += (int(hit["prompt_tokens"] or 0)
-                                                   + int(hit["completion_tokens"] or 0))
-        return hit
-
-    def __getattr__(self, name: str):
-        return getattr(self.cache, name)
 
 
 class _MeteredProvider:
@@ -199,9 +176,6 @@ class BudgetedCalls:
         if isinstance(ep, ChatEndpoint) and ep is not self.endpoint:
             if not (isinstance(ep.provider, _MeteredProvider) and ep.provider.calls is self):
                 ep.provider = _MeteredProvider(ep.provider, self)
-                cache = getattr(extractor, "cache", None)
-                if isinstance(cache, AnswerCache):
-                    extractor.cache = _CountedAnswers(cache, self, extractor)
             self._shared.append(ep)
 
     @property
@@ -215,8 +189,9 @@ class BudgetedCalls:
         """Tokens so far, counted alike on every path: the answers sent in this run and those
         taken from the cache, the generator's and shared extractors' (so a resumed run stops
         under ``max_tokens`` where an uninterrupted one would)."""
-        return self.tally.tokens + self.tally.cached_tokens + sum(
-            ep.usage()["prompt_tokens"] + ep.usage()["completion_tokens"] for ep in self._shared)
+        return self.tally.tokens + sum(
+            u["prompt_tokens"] + u["completion_tokens"] + u.get("cached_tokens", 0)
+            for u in (ep.usage() for ep in self._shared))
 
     @property
     def remaining(self) -> int:

@@ -165,7 +165,9 @@ class LLMExtractor:
             key = cache_key(self.model, self.prompt_version, doc_hash)
             hit = self.cache.get(key) if self.cache else None
             if hit is not None and not (hit["status"] == "failed" and self.retry_failed):
-                self.endpoint.count(cached=1, cached_calls=int(hit["calls"] or 1))
+                self.endpoint.count(cached=1, cached_calls=int(hit["calls"] or 1),
+                                    cached_tokens=int(hit["prompt_tokens"] or 0)
+                                    + int(hit["completion_tokens"] or 0))
                 results[i] = hit
             else:
                 todo.append((i, text, key))
