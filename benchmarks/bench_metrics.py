@@ -1,40 +1,95 @@
-"""Speed and memory of the tie-aware core against pytrec_eval and TRM, side by side in one run.
+"""Speed and memory of tie-aware evaluation against pytrec_eval, ranx, ir_measures and a sort floor.
 
-A synthetic bf16-quantised run: Q queries × N candidates (default 10,000 × 1,000), cosine-like
-scores ~ Normal(0.5, 0.1) rounded to the bfloat16 grid (so scores tie heavily, as under bf16
-scoring), graded relevance 0/1/2 with ~1% relevant candidates.  Measures: nDCG, RR, R, P, AP at
-k ∈ {1, 10, 100} (15 measures).
+A synthetic bf16-quantised run: Q queries x N candidates, cosine-like scores ~ Normal(0.5, 0.1)
+rounded to the bfloat16 grid (so scores tie heavily, as under bf16 scoring), graded relevance
+0/1/2 with ~1% relevant candidates.  Measures: nDCG, RR, R, P, AP at k in {1, 10, 100} (15).
 
-(a) ours: full tie-aware evaluation (expected, min, max, oblivious) from the arrays;
-(b) pytrec_eval: tie-oblivious evaluation of ndcg_cut, P, recall, map_cut at the same cutoffs
-    plus recip_rank (uncut: pytrec_eval has no RR@k, which favours it), from prebuilt dicts —
-    the dict building is timed separately and not charged to pytrec_eval;
-(c) TRM (tie-aware-retrieval-metrics, pure Python) on a 2% subsample, scaled to all queries;
-(d) ours from pytrec_eval's very dicts, parsing into arrays included.
+Everything is timed in one run with interleaved repetitions: repetition r = 1..R times every
+contender once, in an order rotated by r, and each ratio is computed per repetition; the table
+gives the median (min-max) over R of each ratio and the absolute medians in ms.
 
-Peak memory of (a) is measured with tracemalloc (numpy reports its buffers to it) in a separate
-pass, and compared with the run's own arrays (scores float32 + relevance int8).
+From arrays, at each size: ours (``evaluate_matrices``: expected, min, max and oblivious at
+once) against pytrec_eval (evaluator built and run on prebuilt dicts; building the dicts is not
+charged), ranx through its numba kernels on numpy arrays (building its (Q, N, 2) arrays and
+sorting them charged; the JIT warm-up call excluded and reported apart; one numba thread by
+default, as every other contender runs on one), ir_measures (``calc_aggregate`` on the same
+prebuilt dicts; the providers it picked are printed) and the floor: one ``argpartition`` plus a
+sort of the top-100 window (a plain row ``argsort`` when N <= 100), the least any sort-based
+evaluator must do.  Targets: <= 2x the floor where N >= 1000, <= 4x elsewhere, faster than every
+peer everywhere (medians of the ratios).
 
-Run: ``python benchmarks/bench_metrics.py [--queries Q] [--candidates N]``.
+From a TREC file (written once, untimed): the ``mteb-stratified evaluate`` CLI against the
+fastest parse of the same files to numpy columns (pandas C engine, pyarrow.csv) and a plain
+Python script that reads them line by line into dicts and calls pytrec_eval; all subprocesses.
+
+Also: ``import mteb_stratified`` wall time (fresh interpreter minus ``python -c pass``), the
+tracemalloc peak of ``evaluate_matrices`` as a multiple of the run's arrays (scores float32 +
+relevance int8), and, so that a fast wrong run cannot look good, mean nDCG@10 (oblivious) against
+pytrec_eval's within 1e-9, from arrays and from the file.
+
+Run: ``python benchmarks/bench_metrics.py [--sizes 1000x100,10000x1000,100000x100] [--repeats 5]
+[--file-size 5000x500] [--ranx-threads 1] [--quick] | tee benchmarks/results/bench_metrics.txt``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 
-from mteb_stratified.core import evaluate_matrices
+from mteb_stratified import evaluate_matrices
 from mteb_stratified.core.precision import round_to_bfloat16
 
 CUTOFFS = (1, 10, 100)
 MEASURES = [f"{m}@{k}" for m in ("nDCG", "RR", "R", "P", "AP") for k in CUTOFFS]
+CUT = ",".join(map(str, CUTOFFS))
+# pytrec_eval has no RR@k: recip_rank is uncut (which favours it: one measure fewer).
+PYTREC_NAMES = {f"ndcg_cut.{CUT}", f"P.{CUT}", f"recall.{CUT}", f"map_cut.{CUT}", "recip_rank"}
+RANX_METRICS = [f"{m}@{k}" for m in ("ndcg", "mrr", "recall", "precision", "map") for k in CUTOFFS]
+TOL = 1e-9
+
+PANDAS_PARSE = """
+import sys, pandas as pd
+for path in sys.argv[1:]:
+    df = pd.read_csv(path, sep=r"\\s+", header=None, engine="c")
+    cols = [df[c].to_numpy() for c in df.columns]
+"""
+ARROW_PARSE = """
+import sys
+from pyarrow import csv
+for path in sys.argv[1:]:
+    t = csv.read_csv(path, read_options=csv.ReadOptions(autogenerate_column_names=True),
+                     parse_options=csv.ParseOptions(delimiter=" "))
+    cols = [c.to_numpy() for c in t.columns]
+"""
+PLAIN_PYTREC = """
+import sys, pytrec_eval
+run, qrels = {}, {}
+with open(sys.argv[1]) as f:
+    for line in f:
+        q, _, d, _, s, _ = line.split()
+        run.setdefault(q, {})[d] = float(s)
+with open(sys.argv[2]) as f:
+    for line in f:
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+res = pytrec_eval.RelevanceEvaluator(qrels, set(sys.argv[3:])).evaluate(run)
+print(repr(sum(v["ndcg_cut_10"] for v in res.values()) / len(res)))
+"""
 
 
 def make_run(q: int, n: int, seed: int = 0):
+    """Scores on the bf16 grid (heavy ties) and int8 grades 0/1/2 with ~1% relevant."""
     rng = np.random.default_rng(seed)
     scores = round_to_bfloat16(rng.normal(0.5, 0.1, size=(q, n)).astype(np.float32))
     relevant = rng.random((q, n)) < 0.01
@@ -42,85 +97,270 @@ def make_run(q: int, n: int, seed: int = 0):
     return scores, grades
 
 
+def doc_ids(n: int) -> list[str]:
+    """Zero-padded ids: their string order is the column order, so trec_eval's doc-id tie-break
+    (descending) is the column-index rule ``evaluate_matrices`` uses without ``doc_ids``."""
+    return [f"d{j:0{len(str(n - 1))}d}" for j in range(n)]
+
+
 def to_dicts(scores, grades):
-    ids = [f"d{j}" for j in range(scores.shape[1])]
+    """pytrec_eval dicts; a query without relevant documents gets one grade-0 judgment."""
+    ids = doc_ids(scores.shape[1])
     run, qrels = {}, {}
     for i in range(scores.shape[0]):
-        qid = f"q{i}"
-        run[qid] = dict(zip(ids, scores[i].tolist()))
+        run[f"q{i}"] = dict(zip(ids, scores[i].tolist()))
         rel = np.flatnonzero(grades[i])
-        qrels[qid] = {ids[j]: int(grades[i, j]) for j in rel} or {ids[0]: 0}
+        qrels[f"q{i}"] = {ids[j]: int(grades[i, j]) for j in rel} or {ids[0]: 0}
     return run, qrels
+
+
+# --- contenders from arrays: each takes the data dict and returns its result --------------------
+def ours(d):
+    return evaluate_matrices(d["scores"], d["grades"], MEASURES)
+
+
+def pytrec(d):
+    import pytrec_eval
+
+    return pytrec_eval.RelevanceEvaluator(d["qrels"], PYTREC_NAMES).evaluate(d["run"])
+
+
+def ranx_numpy(d):
+    """ranx's numba kernels on numpy: the run as (Q, N, [doc, score]), the qrels padded to
+    (Q, M, [doc, grade]), both sorted descending by ranx's own kernel as ``ranx.evaluate`` wants."""
+    import numba
+    import ranx
+    from ranx.utils import descending_sort_parallel
+
+    scores, grades = d["scores"], d["grades"]
+    q, n = scores.shape
+    run = np.empty((q, n, 2))
+    run[:, :, 0] = np.arange(n)
+    run[:, :, 1] = scores
+    rows, cols = np.nonzero(grades)
+    counts = np.bincount(rows, minlength=q)
+    pos = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    qrels = np.zeros((q, max(int(counts.max(initial=0)), 1), 2))
+    qrels[:, :, 0] = -1
+    qrels[rows, pos, 0] = cols
+    qrels[rows, pos, 1] = grades[rows, cols]
+    return ranx.evaluate(descending_sort_parallel(qrels), descending_sort_parallel(run),
+                         RANX_METRICS, threads=numba.get_num_threads())
+
+
+def ir_measures_calc(d):
+    import ir_measures
+
+    return ir_measures.calc_aggregate(d["irm"], d["qrels"], d["run"])
+
+
+def sort_floor(d):
+    scores = d["scores"]
+    n = scores.shape[1]
+    if n <= 100:
+        return np.argsort(scores, axis=1)
+    part = np.argpartition(scores, n - 100, axis=1)[:, n - 100:]
+    return np.take_along_axis(part, np.argsort(np.take_along_axis(scores, part, 1), 1), 1)
+
+
+def ir_measures_providers(measures) -> str:
+    """Which ir_measures provider serves which measures (its fallback order, as it picks them)."""
+    import ir_measures
+
+    left, used = list(measures), []
+    for provider in ir_measures.DefaultPipeline.providers:
+        if left and provider.is_available():
+            mine = [m for m in left if provider.supports(m)]
+            left = [m for m in left if m not in mine]
+            used += [f"{provider.NAME} ({len(mine)})"] if mine else []
+    return ", ".join(used)
+
+
+# --- timing ------------------------------------------------------------------------------------
+def interleaved(contenders: dict, repeats: int):
+    """Seconds per contender per repetition, the order rotated each repetition; last results."""
+    names = list(contenders)
+    times, results = {k: [] for k in names}, {}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            gc.collect()
+            t = time.perf_counter()
+            results[name] = contenders[name]()
+            times[name].append(time.perf_counter() - t)
+    return {k: np.array(v) for k, v in times.items()}, results
+
+
+def run_checked(cmd) -> subprocess.CompletedProcess:
+    """Run ``cmd``; a failure stops the benchmark with the command and its stderr's tail."""
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"failed ({done.returncode}): {' '.join(cmd[:3])} ...\n{done.stderr[-2000:]}")
+    return done
+
+
+def subprocess_timer(cmd):
+    """A contender that runs ``cmd`` in a fresh interpreter and returns its stdout."""
+    return lambda: run_checked(cmd).stdout
+
+
+def cell(ratios) -> str:
+    return f"{np.median(ratios):.2f} ({ratios.min():.2f}-{ratios.max():.2f})"
+
+
+def table(title, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(title, *rows)]
+    for line in (title, ["-" * w for w in widths], *rows):
+        print("  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip())
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    q, n = text.lower().replace("_", "").replace("k", "000").split("x")
+    return int(q), int(n)
+
+
+# --- the three parts ---------------------------------------------------------------------------
+def bench_arrays(sizes, repeats, ranx_threads):
+    import ir_measures
+    import numba
+
+    numba.set_num_threads(ranx_threads or numba.config.NUMBA_NUM_THREADS)
+    irm = [ir_measures.parse_measure(m) for m in MEASURES]
+    print(f"ir_measures providers: {ir_measures_providers(irm)}; "
+          f"ranx on {numba.get_num_threads()} numba thread(s)")
+    peers = {"pytrec_eval": pytrec, "ranx (numpy)": ranx_numpy, "ir_measures": ir_measures_calc,
+             "floor": sort_floor}
+    out = []
+    for q, n in sizes:
+        scores, grades = make_run(q, n)
+        t = time.perf_counter()
+        run, qrels = to_dicts(scores, grades)
+        d = {"scores": scores, "grades": grades, "run": run, "qrels": qrels, "irm": irm}
+        t_dicts = time.perf_counter() - t
+        t = time.perf_counter()
+        ranx_numpy(d)
+        t_jit = time.perf_counter() - t
+        times, res = interleaved({k: partial(f, d) for k, f in {"ours": ours, **peers}.items()},
+                                 repeats)
+        del run, qrels, d["run"], d["qrels"]
+        gc.collect()
+        tracemalloc.start()
+        evaluate_matrices(scores, grades, MEASURES)
+        peak = tracemalloc.get_traced_memory()[1] / (scores.nbytes + grades.nbytes)
+        tracemalloc.stop()
+        ref = np.mean([v["ndcg_cut_10"] for v in res["pytrec_eval"].values()])
+        diff = abs(res["ours"]["nDCG@10"].oblivious - ref)
+        out.append({"size": f"{q}x{n}", "n": n, "times": times, "dicts": t_dicts, "jit": t_jit,
+                    "peak": peak, "diff": diff,
+                    "ratios": {k: times["ours"] / times[k] for k in peers}})
+        print(f"  {q}x{n}: done ({np.mean([len(np.unique(r)) for r in scores[:200]]):.0f} "
+              f"distinct scores per query of {n})", flush=True)
+    return out
+
+
+def write_trec(scores, grades, folder: Path):
+    """The run as TREC ``qid Q0 docid rank score tag`` (descending score) and its qrels."""
+    ids = doc_ids(scores.shape[1])
+    order = np.argsort(-scores, axis=1, kind="stable")
+    run_path, qrels_path = folder / "run.trec", folder / "qrels.trec"
+    with open(run_path, "w") as f:
+        for i, row in enumerate(order):
+            f.writelines(f"q{i} Q0 {ids[j]} {r} {float(scores[i, j])!r} bench\n"
+                         for r, j in enumerate(row.tolist(), 1))
+    with open(qrels_path, "w") as f:
+        for i in range(len(grades)):
+            rel = np.flatnonzero(grades[i]).tolist() or [0]
+            f.writelines(f"q{i} 0 {ids[j]} {int(grades[i, j])}\n" for j in rel)
+    return str(run_path), str(qrels_path)
+
+
+def bench_file(size, repeats):
+    cli = str(Path(sys.executable).with_name("mteb-stratified"))
+    with tempfile.TemporaryDirectory() as tmp:
+        run, qrels = write_trec(*make_run(*size), Path(tmp))
+        mib = os.path.getsize(run) / 2**20
+        py = sys.executable
+        fns = {"cli": subprocess_timer([cli, "evaluate", "--qrels", qrels, "--run", run,
+                                        "--measures", *MEASURES, "--json"]),
+               "pandas C": subprocess_timer([py, "-c", PANDAS_PARSE, run, qrels]),
+               "pyarrow.csv": subprocess_timer([py, "-c", ARROW_PARSE, run, qrels]),
+               "plain pytrec_eval": subprocess_timer([py, "-c", PLAIN_PYTREC, run, qrels,
+                                                      *sorted(PYTREC_NAMES)])}
+        times, res = interleaved(fns, repeats)
+    diff = abs(json.loads(res["cli"])["measures"]["nDCG@10"]["oblivious"]
+               - float(res["plain pytrec_eval"]))
+    return times, diff, mib
+
+
+def bench_import(repeats):
+    fns = {"import": subprocess_timer([sys.executable, "-c", "import mteb_stratified"]),
+           "pass": subprocess_timer([sys.executable, "-c", "pass"])}
+    times, _ = interleaved(fns, max(repeats, 5))
+    err = run_checked([sys.executable, "-X", "importtime", "-c", "import mteb_stratified"]).stderr
+    rows = [line.split("|") for line in err.splitlines() if line.startswith("import time:")][1:]
+    top = sorted((int(r[0].split(":")[1]), r[2].strip()) for r in rows)[-5:][::-1]
+    return np.median(times["import"] - times["pass"]), top
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=int, default=10_000)
-    ap.add_argument("--candidates", type=int, default=1_000)
-    ap.add_argument("--trm-share", type=float, default=0.02)
+    ap.add_argument("--sizes", default="1000x100,10000x1000,100000x100",
+                    help="comma-separated QxN sizes (default: %(default)s)")
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved repetitions R")
+    ap.add_argument("--file-size", default="5000x500", help="QxN of the TREC file run")
+    ap.add_argument("--ranx-threads", type=int, default=1,
+                    help="numba threads for ranx (0: all cores; default 1, like the others)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: sizes 300x100,1000x1000,3000x100, file 500x200, R=3")
     args = ap.parse_args()
-    q, n = args.queries, args.candidates
-    scores, grades = make_run(q, n)
-    own_bytes = scores.nbytes + grades.nbytes
-    print(f"run: {q} queries x {n} candidates, bf16 grid; {len(MEASURES)} measures "
-          f"({', '.join(MEASURES)})")
-    print(f"distinct scores per query (mean): "
-          f"{np.mean([len(np.unique(r)) for r in scores[:200]]):.1f} of {n}")
+    if args.quick:
+        args.sizes, args.file_size, args.repeats = "300x100,1000x1000,3000x100", "500x200", 3
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    r = args.repeats
+    print(f"{len(MEASURES)} measures ({', '.join(MEASURES)}); bf16-grid scores; R = {r} "
+          f"interleaved repetitions; cells: median (min-max) over R of the per-repetition ratio")
 
-    # (a) ours
-    t = time.perf_counter()
-    ours = evaluate_matrices(scores, grades, MEASURES)
-    t_ours = time.perf_counter() - t
-    gc.collect()
-    tracemalloc.start()
-    evaluate_matrices(scores, grades, MEASURES)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    arrays = bench_arrays(sizes, r, args.ranx_threads)
+    print("\nfrom arrays: ours / contender (< 1: ours faster); pytrec_eval and ir_measures from "
+          "prebuilt dicts (dict building not charged), ranx charged its array build + sort")
+    cols = [a["size"] for a in arrays]
+    rows = [[f"ours / {k}", *[cell(a["ratios"][k]) for a in arrays]] for k in arrays[0]["ratios"]]
+    rows += [[f"{k} ms", *[f"{np.median(a['times'][k]) * 1e3:.1f}" for a in arrays]]
+             for k in arrays[0]["times"]]
+    rows += [["dict building ms (not charged)", *[f"{a['dicts'] * 1e3:.0f}" for a in arrays]],
+             ["ranx JIT warm-up call ms (excluded)", *[f"{a['jit'] * 1e3:.0f}" for a in arrays]],
+             ["peak memory / run arrays", *[f"{a['peak']:.3f}" for a in arrays]],
+             ["|nDCG@10 ours obl. - pytrec_eval|", *[f"{a['diff']:.1e}" for a in arrays]]]
+    table(["contender", *cols], rows)
 
-    # (b) pytrec_eval
-    import pytrec_eval
+    ft, fdiff, mib = bench_file(parse_size(args.file_size), r)
+    fastest = min(("pandas C", "pyarrow.csv"), key=lambda k: np.median(ft[k]))
+    print(f"\nfrom a TREC file ({args.file_size}, run file {mib:.0f} MiB; subprocess wall time)")
+    table(["contender", "median ms", "cli / contender"],
+          [[k, f"{np.median(v) * 1e3:.0f}", cell(ft["cli"] / v) if k != "cli" else ""]
+           for k, v in ft.items()])
+    imp, top = bench_import(r)
+    print(f"\nimport mteb_stratified: {imp * 1e3:.0f} ms over a bare interpreter; largest self "
+          f"times (us): " + ", ".join(f"{name} {us}" for us, name in top))
 
-    t = time.perf_counter()
-    run, qrels = to_dicts(scores, grades)
-    t_dicts = time.perf_counter() - t
-    names = {"ndcg_cut." + ",".join(map(str, CUTOFFS)), "P." + ",".join(map(str, CUTOFFS)),
-             "recall." + ",".join(map(str, CUTOFFS)), "map_cut." + ",".join(map(str, CUTOFFS)),
-             "recip_rank"}
-    t = time.perf_counter()
-    ref = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
-    t_pytrec = time.perf_counter() - t
-    # (d) ours from the very same dicts (parsing into arrays included)
-    from mteb_stratified.core import evaluate_dicts
-
-    t = time.perf_counter()
-    evaluate_dicts(qrels, run, MEASURES)
-    t_ours_dicts = time.perf_counter() - t
-    del run, qrels
-
-
-    # (c) TRM on a subsample
-    import trm
-
-    m = max(1, int(round(q * args.trm_share)))
-    t = time.perf_counter()
-    trm.evaluate(scores[:m].tolist(), (grades[:m] > 0).tolist(),
-                 metrics=["ndcg", "mrr", "map", "recall", "precision"], k_list=list(CUTOFFS))
-    t_trm = (time.perf_counter() - t) * q / m
-
-    print(f"\n(a) mteb-stratified tie-aware (expected+min+max+oblivious): {t_ours:8.2f} s")
-    print(f"(b) pytrec_eval tie-oblivious (evaluate call only):         {t_pytrec:8.2f} s "
-          f"(+ {t_dicts:.2f} s to build its dicts)")
-    print(f"(c) TRM tie-aware, {m} queries scaled x{q / m:.0f}:                 {t_trm:8.2f} s")
-    print(f"(d) mteb-stratified tie-aware from pytrec_eval's dicts:     {t_ours_dicts:8.2f} s "
-          f"(dict parsing included)")
-    print(f"\nratio (a)/(b) = {t_ours / t_pytrec:.3f}   (target <= 1.0, stretch 0.3)")
-    print(f"ratio (c)/(a) = {t_trm / t_ours:.1f}   (target >= 50)")
-    print(f"ratio (d)/(b) = {t_ours_dicts / t_pytrec:.3f}   (both from dicts)")
-    print(f"peak memory of (a): {peak / 2**20:.1f} MiB = {peak / own_bytes:.2f} x the run's own "
-          f"arrays ({own_bytes / 2**20:.1f} MiB: scores float32 + relevance int8; target <= 3x)")
-    print(f"\nmean nDCG@10: expected {ours['nDCG@10'].expected:.4f}, range "
-          f"{ours['nDCG@10'].range:.4f}; pytrec_eval (doc-id tie-break) "
-          f"{np.mean([v['ndcg_cut_10'] for v in ref.values()]):.4f}")
+    print("\ntargets")
+    checks = []
+    for a in arrays:
+        limit = 2 if a["n"] >= 1000 else 4
+        checks.append((f"from arrays <= {limit}x the floor at {a['size']}",
+                       np.median(a["ratios"]["floor"]) <= limit))
+        checks.append((f"from arrays faster than every peer at {a['size']}",
+                       all(np.median(a["ratios"][k]) < 1 for k in a["ratios"] if k != "floor")))
+        checks.append((f"peak memory <= 0.41x the run's arrays at {a['size']}", a["peak"] <= 0.41))
+        checks.append((f"nDCG@10 oblivious = pytrec_eval's within {TOL:g} at {a['size']}",
+                       a["diff"] <= TOL))
+    checks += [(f"CLI within 2x of the fastest parse ({fastest})",
+                np.median(ft["cli"] / ft[fastest]) <= 2),
+               ("CLI <= 0.3x the plain pytrec_eval script",
+                np.median(ft["cli"] / ft["plain pytrec_eval"]) <= 0.3),
+               (f"CLI nDCG@10 oblivious = plain pytrec_eval's within {TOL:g}", fdiff <= TOL),
+               ("import mteb_stratified under 0.3 s", imp < 0.3)]
+    for text, ok in checks:
+        print(f"  [{'met' if ok else 'NOT met'}] {text}")
 
 
 if __name__ == "__main__":

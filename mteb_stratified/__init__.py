@@ -1,7 +1,9 @@
 """mteb-stratified: tie-aware and semantically stratified retrieval evaluation for MTEB/BEIR.
 
-The top level is light (numpy/scipy): heavy parts (mteb, torch, LLM clients) load lazily from
-``mteb_stratified.adapters`` when used.
+The top level is light: importing it loads numpy and the evaluation code only.  scipy's
+subpackages load inside the functions that use them, the stratification names of
+``mteb_stratified.core`` on first use, and the heavy parts (mteb, torch, LLM clients) from
+``mteb_stratified.adapters`` when used (tests/core/test_import_light.py checks this).
 """
 
 from .api import DEFAULT_MEASURES, evaluate

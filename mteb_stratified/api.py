@@ -27,7 +27,8 @@ def _load(obj, reader, name: str):
 
 def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 1,
              oblivious: str = "trec_eval", ideal: str = "qrels", missing: str = "skip",
-             depth: int | None = None, tie_cutoffs=None) -> EvaluationResult:
+             depth: int | None = None, tie_cutoffs=None,
+             whole_list_audit: bool = False) -> EvaluationResult:
     """Tie-aware evaluation of a run against qrels.
 
     Parameters
@@ -41,7 +42,7 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
         ``"input"`` (the order given).
     ideal : ``"qrels"`` (IDCG from all judged documents, trec_eval) or ``"candidates"``.
     missing : ``"skip"`` (queries in both, as trec_eval) or ``"zero"`` (``trec_eval -c``).
-    depth, tie_cutoffs : see :func:`mteb_stratified.core.evaluate_arrays`.
+    depth, tie_cutoffs, whole_list_audit : see :func:`mteb_stratified.core.evaluate_arrays`.
 
     Returns an :class:`~mteb_stratified.core.EvaluationResult`: ``result["nDCG@10"].expected``,
     ``.min``, ``.max``, ``.oblivious``, ``.range``, ``.bias``; per-query values; ``to_dict()``;
@@ -63,5 +64,6 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     if tie_cutoffs is not None:
         tie_cutoffs = [int(k) for k in np.atleast_1d(tie_cutoffs)]
     return evaluate_arrays(arrays, measures, relevance_level=relevance_level, oblivious=oblivious,
-                           ideal=ideal, depth=depth, tie_cutoffs=tie_cutoffs, left_out=left_out)
+                           ideal=ideal, depth=depth, tie_cutoffs=tie_cutoffs,
+                           whole_list_audit=whole_list_audit, left_out=left_out)
 

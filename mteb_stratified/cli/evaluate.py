@@ -37,6 +37,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int_at_least(1), default=None, metavar="K",
                    help="retrieval depth for the truncated-tie flag (default: the longest "
                         "list)")
+    p.add_argument("--whole-list-audit", action="store_true",
+                   help="also audit ties over whole lists (distinct scores per query): a sort "
+                        "of every whole list, so off unless asked for")
     p.set_defaults(func=run)
     return p
 
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     parse_measures(args.measures)  # a wrong name fails before any file is read
     result = evaluate(args.qrels, args.run, args.measures, relevance_level=args.relevance_level,
                       oblivious=args.oblivious, ideal=args.ideal,
-                      missing="zero" if args.missing_as_zero else "skip", depth=args.depth)
+                      missing="zero" if args.missing_as_zero else "skip", depth=args.depth,
+                      whole_list_audit=args.whole_list_audit)
     if args.json:
         print_json(result.to_dict(per_query=args.per_query))
         return 0

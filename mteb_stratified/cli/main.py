@@ -1,4 +1,5 @@
-"""``mteb-stratified``: a thin front end. Each subcommand lives in its own module.
+"""``mteb-stratified``: a thin front end. Each subcommand lives in its own module; a command
+imports only its own module (a fast start), ``--help`` all of them.
 
 Bad input (:class:`InputError`, a missing file, a missing optional extra) and a server that did
 not answer (:class:`EndpointError`: down, overloaded, refusing) print one clear message and
@@ -16,28 +17,37 @@ from ..core.errors import EndpointError, InputError
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
 SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
                "structure", "stratify", "report", "generate")
+#: Commands whose module is not the command's name with ``_`` for ``-``.
+_MODULE_OF = {"mteb": "mteb_wrapper"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or only of ``command`` when that names one: a command
+    then starts without importing the other subcommands' modules."""
     parser = argparse.ArgumentParser(
         prog="mteb-stratified",
         description="Tie-aware and semantically stratified retrieval evaluation for MTEB/BEIR.")
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"mteb-stratified {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    module = None if command is None else _MODULE_OF.get(command, command.replace("-", "_"))
+    only = module in SUBCOMMANDS
+    for name in (module,) if only else SUBCOMMANDS:
         try:
-            module = importlib.import_module(f"{__package__}.{name}")
+            loaded = importlib.import_module(f"{__package__}.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"{__package__}.{name}":
                 continue  # subcommand not shipped in this build
             raise
-        module.add_parser(sub)
+        loaded.add_parser(sub)
+    if only and command not in sub.choices:  # e.g. precision_sweep: the usage error lists all
+        return build_parser()
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)

@@ -8,32 +8,53 @@
   SCC), ``stability`` (winners and flips), ``chance`` (permutation tests, Holm);
 * ``errors`` (InputError, EndpointError), ``rng`` (random generators), ``precision``.
 
-Nothing here imports torch, mteb, igraph or any other heavy package; tests enforce it.
+Nothing here imports torch, mteb, igraph or any other heavy package; tests enforce it.  Importing
+the package loads only what evaluation needs; the stratification names load on first use, and
+scipy.stats / scipy.sparse inside the functions that use them.
 """
+
+import importlib
 
 from .arrays import RankingArrays, from_dicts, from_matrices
 from .errors import EndpointError, EndpointUnreachable, InputError
 from .evaluate import IDEALS, OBLIVIOUS_ORDERS, evaluate_arrays, evaluate_matrices
-from .measures import AP, MEASURE_NAMES, RR, Measure, P, R, Success, nDCG, parse_measure, parse_measures
+from .measures import (AP, MEASURE_NAMES, RR, Measure, P, R, Success, nDCG, parse_measure,
+                       parse_measures)
 from .results import ConfidenceInterval, EvaluationResult, MeasureResult, TieAwareValue
-from .strata import (DEFAULT_BINS, Bins, ClusterWeights, ExcludedQuery, QueryStrata,
-                     document_dispersion, stratify)
-from .estimators import (Estimate, PairedComparison, StratifiedDesign, StratumTable,
-                         paired_comparison, per_stratum, pooled_bootstrap, stratified_bootstrap,
-                         stratified_estimates, tie_aware_values)
-from .coverage import DEFAULT_N_MIN, Coverage, Gap, cell_coverage, cluster_coverage, strata_coverage
-from .stability import StabilityReport, decision_stability
 
-__all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "EndpointError", "EndpointUnreachable", "evaluate_arrays",
-           "evaluate_matrices", "evaluate_dicts", "IDEALS", "OBLIVIOUS_ORDERS", "Measure",
-           "parse_measure", "parse_measures", "MEASURE_NAMES", "nDCG", "RR", "R", "P", "AP",
-           "Success", "EvaluationResult", "MeasureResult", "TieAwareValue", "ConfidenceInterval",
-           "DEFAULT_BINS", "Bins", "ClusterWeights", "ExcludedQuery", "QueryStrata",
-           "document_dispersion", "stratify", "Estimate", "PairedComparison", "StratifiedDesign",
-           "StratumTable", "paired_comparison", "per_stratum", "pooled_bootstrap",
-           "stratified_bootstrap", "stratified_estimates", "tie_aware_values", "DEFAULT_N_MIN",
-           "Coverage", "Gap", "cell_coverage", "cluster_coverage", "strata_coverage",
-           "StabilityReport", "decision_stability"]
+#: The stratification names by module, imported on first use (PEP 562 ``__getattr__`` below):
+#: evaluating a run never needs them, so ``import mteb_stratified`` does not pay for them.
+_LAZY_MODULES = {
+    "strata": ("DEFAULT_BINS", "Bins", "ClusterWeights", "ExcludedQuery", "QueryStrata",
+               "document_dispersion", "stratify"),
+    "estimators": ("Estimate", "PairedComparison", "StratifiedDesign", "StratumTable",
+                   "paired_comparison", "per_stratum", "pooled_bootstrap",
+                   "stratified_bootstrap", "stratified_estimates", "tie_aware_values"),
+    "coverage": ("DEFAULT_N_MIN", "Coverage", "Gap", "cell_coverage", "cluster_coverage",
+                 "strata_coverage"),
+    "stability": ("StabilityReport", "decision_stability"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+
+__all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "EndpointError",
+           "EndpointUnreachable", "evaluate_arrays", "evaluate_matrices", "evaluate_dicts",
+           "IDEALS", "OBLIVIOUS_ORDERS", "Measure", "parse_measure", "parse_measures",
+           "MEASURE_NAMES", "nDCG", "RR", "R", "P", "AP", "Success", "EvaluationResult",
+           "MeasureResult", "TieAwareValue", "ConfidenceInterval", *_LAZY]
+
+
+def __getattr__(name: str):
+    """Import a stratification name's module on first access and cache the name here."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The module's names, the lazy ones included (for completion and ``help``)."""
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def evaluate_dicts(qrels, run, measures, *, missing: str = "skip", **options) -> EvaluationResult:

@@ -28,9 +28,11 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "MAX_GRADE"]
+__all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "assemble", "Column",
+           "MAX_GRADE"]
 
 PAD_GRADE = -np.inf
+_CHECK_ENTRIES = 2 ** 18  # entries per block of the input checks (their temporaries stay small)
 
 #: The largest absolute relevance grade accepted anywhere (files, dicts, arrays): ``2**1000`` is
 #: about 1e301, so exp-log2 gains (``2**g - 1``) and their sums over a ranking stay finite.
@@ -101,14 +103,6 @@ def _check_finite(scores: np.ndarray, where: str) -> None:
                              "candidates, or use a large negative score) before evaluating")
 
 
-def _pad_qrels(judged: Sequence[np.ndarray]) -> np.ndarray:
-    width = max((len(j) for j in judged), default=0)
-    out = np.full((len(judged), width), PAD_GRADE)
-    for i, j in enumerate(judged):
-        out[i, :len(j)] = -np.sort(-j)
-    return out
-
-
 def _judged(rel: Mapping, q: str, qrels_name: str) -> np.ndarray:
     """The judged grades of query ``q`` as floats, checked: numbers, finite, within MAX_GRADE."""
     try:
@@ -131,8 +125,9 @@ def _check_grades(grades: np.ndarray, where: str) -> None:
                          f"±{MAX_GRADE}", fix=f"use integer grades within ±{MAX_GRADE}")
 
 
-class _Column:
-    """A 1-D numpy buffer grown in place (``ndarray.resize``: realloc, so never two copies)."""
+class Column:
+    """A 1-D numpy buffer grown in place (``ndarray.resize`` reallocates: a large buffer is
+    remapped, not copied), so a column being read is never held twice."""
 
     def __init__(self, dtype) -> None:
         self.data = np.empty(4096, dtype=dtype)
@@ -141,13 +136,14 @@ class _Column:
     def extend(self, values) -> None:
         end = self.n + len(values)
         if end > len(self.data):
-            self.data.resize(max(end, len(self.data) + len(self.data) // 4), refcheck=False)
+            self.data.resize(max(end, len(self.data) + len(self.data) // 2), refcheck=False)
         self.data[self.n:end] = values
         self.n = end
 
     def finish(self) -> np.ndarray:
         self.data.resize(self.n, refcheck=False)
-        return self.data
+        data, self.data = self.data, None
+        return data
 
 
 def _padded(flat: np.ndarray, mask: np.ndarray | None, shape: tuple, fill) -> np.ndarray:
@@ -157,6 +153,44 @@ def _padded(flat: np.ndarray, mask: np.ndarray | None, shape: tuple, fill) -> np
     out = np.full(shape, fill, dtype=flat.dtype)
     out[mask] = flat
     return out
+
+
+def _pad_judged(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each query's judged grades (``counts[i]`` of ``values``, query after query) sorted
+    descending and padded with ``-inf``: ``qrels_grades``."""
+    row = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((-values, row))
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    out = np.full((len(counts), int(counts.max(initial=0))), PAD_GRADE)
+    out[row, np.arange(len(values)) - offsets[row]] = values[order]
+    return out
+
+
+def assemble(qids: Sequence[str], sizes: np.ndarray, columns: list, judged: np.ndarray,
+             counts: np.ndarray, only_run: list, only_qrels: list, missing: str,
+             ) -> tuple["RankingArrays", dict]:
+    """The arrays of a joined run, and what was left out, from the flat columns of its rows.
+
+    ``columns`` are three :class:`Column` (scores, grades, tie-break) holding the candidates
+    of the queries ``qids`` row after row (``sizes`` per query; 0 for the queries of
+    ``missing="zero"``), ``judged``/``counts`` their judged grades.  One column at a time is
+    laid out and its flat buffer freed, so peak memory stays near the size of the arrays (a
+    view, no copy, when every query has the same number of candidates).
+    """
+    n = np.asarray(sizes, dtype=np.int64)
+    shape = (len(qids), int(n.max(initial=0)))
+    mask = None if n.min() == shape[1] else np.arange(shape[1]) < n[:, None]
+    scores = columns.pop(0).finish()
+    scores += 0.0  # -0.0 -> +0.0: equal scores, one key
+    scores = _padded(scores, mask, shape, -np.inf)
+    grades = _padded(columns.pop(0).finish(), mask, shape, PAD_GRADE)
+    tiebreak = _padded(columns.pop(0).finish(), mask, shape, 0)
+    arrays = RankingArrays(tuple(qids), scores, grades, n, tiebreak,
+                           _pad_judged(judged, np.asarray(counts, dtype=np.int64)))
+    skipped = {"queries_only_in_run": only_run,
+               "queries_only_in_qrels": only_qrels if missing == "skip" else [],
+               "queries_scored_zero": only_qrels if missing == "zero" else []}
+    return arrays, skipped
 
 
 def from_blocks(qrels: Mapping[str, Mapping[str, float]], blocks: Iterable[tuple], *,
@@ -181,7 +215,7 @@ def from_blocks(qrels: Mapping[str, Mapping[str, float]], blocks: Iterable[tuple
     qids: list = []
     sizes: list = []
     judged: list = []
-    columns = [_Column(np.float64), _Column(np.float64), _Column(np.int64)]
+    columns = [Column(np.float64), Column(np.float64), Column(np.int64)]
     for q, docs, scores in blocks:
         if not len(docs):
             continue
@@ -224,21 +258,9 @@ def from_blocks(qrels: Mapping[str, Mapping[str, float]], blocks: Iterable[tuple
         qids += only_qrels
         sizes += [0] * len(only_qrels)
 
-    n = np.array(sizes, dtype=np.int64)
-    shape = (len(qids), int(n.max(initial=0)))
-    mask = None if n.min() == shape[1] else np.arange(shape[1]) < n[:, None]
-    # One column at a time, each flat buffer freed once laid out: peak memory stays near the
-    # size of the arrays (a view, no copy, when every query has the same number of candidates).
-    scores = columns.pop(0).finish()
-    scores += 0.0  # -0.0 -> +0.0: equal scores, one key
-    scores = _padded(scores, mask, shape, -np.inf)
-    grades = _padded(columns.pop(0).finish(), mask, shape, PAD_GRADE)
-    tiebreak = _padded(columns.pop(0).finish(), mask, shape, 0)
-    arrays = RankingArrays(tuple(qids), scores, grades, n, tiebreak, _pad_qrels(judged))
-    skipped = {"queries_only_in_run": only_run,
-               "queries_only_in_qrels": only_qrels if missing == "skip" else [],
-               "queries_scored_zero": only_qrels if missing == "zero" else []}
-    return arrays, skipped
+    judged_all = np.concatenate(judged) if judged else np.zeros(0)
+    return assemble(qids, sizes, columns, judged_all, [len(j) for j in judged], only_run,
+                    only_qrels, missing)
 
 
 def from_dicts(qrels: Mapping[str, Mapping[str, float]], run: Mapping[str, Mapping[str, float]],
@@ -301,9 +323,16 @@ def from_matrices(scores, relevance, *, mask=None, doc_ids=None, qids=None) -> "
     m = None if mask is None else np.asarray(mask, dtype=bool)
     if m is not None and m.shape != s.shape:
         raise InputError(f"mask {m.shape} must have the shape of scores {s.shape}")
-    _check_finite(s if m is None else s[m], "scores")
-    _check_grades(r if m is None else r[m], "relevance")
-    if np.any((s == 0) & np.signbit(s)):
+    negative_zero = False
+    for lo in range(0, q, max(1, _CHECK_ENTRIES // max(s.shape[1], 1))):  # bounded temporaries
+        rows = slice(lo, lo + max(1, _CHECK_ENTRIES // max(s.shape[1], 1)))
+        s_rows, r_rows = s[rows], r[rows]
+        if m is not None:
+            s_rows, r_rows = s_rows[m[rows]], r_rows[m[rows]]
+        _check_finite(s_rows, "scores")
+        _check_grades(r_rows, "relevance")
+        negative_zero = negative_zero or bool(np.any(np.signbit(s_rows) & (s_rows == 0)))
+    if negative_zero:
         s = s + 0.0  # -0.0 -> +0.0: equal scores, one key
     tb = None
     if doc_ids is not None:

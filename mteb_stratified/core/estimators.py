@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from .errors import InputError
 from .per_query import PerQuery, mismatch_error
@@ -322,6 +321,8 @@ class Estimate:
             return ConfidenceInterval(float("nan"), float("nan"))
         if se == 0:
             return ConfidenceInterval(est, est)
+        from scipy import stats  # lazy: scipy.stats alone takes longer to import than the core
+
         q = stats.norm.ppf(1 - alpha / 2) if not np.isfinite(self.df) else \
             stats.t.ppf(1 - alpha / 2, self.df)
         return ConfidenceInterval(float(est - q * se), float(est + q * se))
@@ -383,6 +384,8 @@ class StratumTable:
             H = self.replicates.shape[1]
             low[:H], high[:H] = np.quantile(self.replicates, [alpha / 2, 1 - alpha / 2], axis=0)
             return ConfidenceInterval(low, high)
+        from scipy import stats  # lazy, as in Estimate.confidence_interval
+
         ok = np.isfinite(self.standard_error) & (self.n > 0)
         q = np.where(np.isfinite(self.df), stats.t.ppf(1 - alpha / 2, np.where(ok, self.df, 1)),
                      stats.norm.ppf(1 - alpha / 2))

@@ -29,17 +29,18 @@ import numpy as np
 
 from .arrays import RankingArrays, from_matrices
 from .errors import InputError
-from .kernels import (arrange_within_groups, at_cutoffs, deterministic_contributions, discount,
-                      expected_contributions, gain, top_order, trec_eval_key)
+from .kernels import at_cutoffs, discount, gain, top_window, trec_eval_key
 from .measures import Measure, parse_measures
 from .results import EvaluationResult, MeasureResult
-from .ties import tie_groups
+from .walk import KERNELS, compiled_available, compiled_evaluate, numpy_walk
 
 __all__ = ["evaluate_arrays", "evaluate_matrices", "OBLIVIOUS_ORDERS", "IDEALS"]
 
 OBLIVIOUS_ORDERS = ("trec_eval", "input")
 IDEALS = ("qrels", "candidates")
 _FAMILY = {"nDCG": "dcg", "P": "hits", "R": "hits", "AP": "ap", "RR": "rr", "Success": "first"}
+#: Entries (rows × candidates) per chunk: the large temporaries stay a few MiB.
+CHUNK_ENTRIES = 2 ** 18
 
 
 def _family(m: Measure, relevance_level: float) -> tuple:
@@ -49,15 +50,40 @@ def _family(m: Measure, relevance_level: float) -> tuple:
     return (kind, m.param("rel", relevance_level))
 
 
+class _Plan:
+    """Everything about the measures that does not depend on the rows, set up once."""
+
+    def __init__(self, measures: Sequence[Measure], level: float, tie_cutoffs) -> None:
+        self.families = list(dict.fromkeys(_family(m, level) for m in measures))
+        whole = any(m.cutoff is None for m in measures)
+        self.cuts = sorted({m.cutoff for m in measures if m.cutoff is not None})
+        self.audit_cuts = sorted(set(self.cuts) | set(tie_cutoffs or ()))
+        # every value at cutoffs <= K is fixed by the first K positions and the tie group at K
+        self.reach = None if whole or not self.audit_cuts else max(self.audit_cuts)
+        self.levels = sorted({m.param("rel", level) for m in measures if m.name != "nDCG"}
+                             | {level})
+        self.dcgs = sorted({fam[1] for fam in self.families if fam[0] == "dcg"})
+        cut_list = self.cuts + ([None] if whole else [])
+        self.ideal_cuts = self.cuts + [None]
+        self.slot = {m: (self.families.index(_family(m, level)), cut_list.index(m.cutoff))
+                     for m in measures}
+        self.n_cuts = len(cut_list)
+
+    def walk_cuts(self, width: int) -> list:
+        """The cutoffs handed to the walk: the whole list is the window's width."""
+        return self.cuts + ([max(width, 1)] if self.n_cuts > len(self.cuts) else [])
+
+
 def _finish(m: Measure, value: np.ndarray, ideal_dcg: dict, n_rel: dict, level: float) -> np.ndarray:
-    """Measure values per row from the summed contributions (the normalisations)."""
+    """Measure values from the summed contributions (the normalisations); ``value`` is
+    (4, Q): the four arrangements at once."""
     if m.name == "nDCG":
-        ideal = ideal_dcg[(m.param("dcg"), m.cutoff)]
+        ideal = np.broadcast_to(ideal_dcg[(m.param("dcg"), m.cutoff)], value.shape)
         return np.divide(value, ideal, out=np.zeros_like(value), where=ideal > 0)
     if m.name == "P":
         return value / m.cutoff
     if m.name in ("R", "AP"):
-        r = n_rel[m.param("rel", level)]
+        r = np.broadcast_to(n_rel[m.param("rel", level)], value.shape)
         return np.divide(value, r, out=np.zeros_like(value), where=r > 0)
     return value
 
@@ -86,105 +112,123 @@ def _whole_list_audit(scores: np.ndarray, n_cand: np.ndarray) -> dict:
             "max_group": np.maximum.reduceat(lengths, first)}
 
 
-def _chunk(arr: RankingArrays, measures: Sequence[Measure], level: float, oblivious: str,
-           ideal: str, depth: int, cutoffs: Sequence, full: int) -> tuple[dict, np.ndarray, dict]:
-    scores, grades = arr.scores, arr.grades
-    q, n = scores.shape
-    nc = arr.n_candidates
-    rows = np.arange(q)
-    families = {_family(m, level) for m in measures}
-    needed = [c for c in cutoffs if c is not None]
-    # Every value at cutoffs <= K is fixed by the first K positions and the whole tie group at
-    # position K, so with only cut-off measures the kernels run on that prefix (width W <= n).
-    k_max = max(needed) if needed and all(m.cutoff is not None for m in measures) else None
-    levels = {m.param("rel", level) for m in measures if m.name != "nDCG"} | {level}
-    n_rel = {lv: arr.n_relevant(lv) for lv in levels}
+def _best_grades(grades: np.ndarray) -> np.ndarray:
+    """The positive grades of each row sorted descending, ``-inf`` padded: the top of the ideal
+    ranking (grades ≤ 0 have no gain), from one comparison over the row and a sort of the few
+    positive entries."""
+    rows, cols = np.nonzero(grades > 0)
+    count = np.bincount(rows, minlength=grades.shape[0])
+    out = np.full((grades.shape[0], int(count.max(initial=0))), -np.inf)
+    first = np.zeros(len(count) + 1, dtype=np.int64)
+    np.cumsum(count, out=first[1:])
+    out[rows, np.arange(rows.size) - first[rows]] = grades[rows, cols]
+    return -np.sort(-out, axis=1)
 
+
+def _truncated(scores: np.ndarray, nc: np.ndarray, depth: int) -> np.ndarray:
+    """The truncated-tie flag: the list is at the run's depth and its lowest score occurs at
+    least twice (its last two retrieved documents are tied)."""
+    q, n = scores.shape
+    flag = (nc == depth) & (nc >= 2)
+    if flag.any():
+        sub = scores if flag.all() else scores[flag]
+        sub_n = nc[flag]
+        if not np.all(sub_n == n):
+            sub = np.where(np.arange(n) < sub_n[:, None], sub, np.inf)
+        lowest = sub.min(axis=1)
+        flag[flag] = np.count_nonzero(sub == lowest[:, None], axis=1) >= 2
+    return flag
+
+
+def _ordered(arr: RankingArrays, plan: _Plan, oblivious: str) -> tuple:
+    """The window of each row in the exact order and in the tie-oblivious order.
+
+    Returns the sorted scores (float64), the grades in both orders (the same array when the
+    orders coincide) and the window size of each row.
+    """
+    scores, grades, nc = arr.scores, arr.grades, arr.n_candidates
+    q, n = scores.shape
+    k = plan.reach
+    s32 = scores if scores.dtype == np.float32 else scores.astype(np.float32)
+    if k is None or k >= n:
+        win_s, win_g, m = scores, grades, nc
+        win_tb = arr.tiebreak if arr.tiebreak is not None else np.arange(n)[None, :]
+        win_32 = s32
+    else:
+        rows, cols, pos, m = top_window(s32, nc, k)
+        w = int(m.max(initial=0))
+        flat = rows * n + cols
+        dst = rows * w + pos
+        win_s = np.full((q, w), -np.inf, dtype=scores.dtype)
+        win_s.ravel()[dst] = scores.ravel()[flat]
+        win_32 = win_s if win_s.dtype == np.float32 else win_s.astype(np.float32)
+        win_g = np.full((q, w), -np.inf)
+        win_g.ravel()[dst] = grades.ravel()[flat]
+        win_tb = np.zeros((q, w), dtype=np.int64)
+        win_tb.ravel()[dst] = cols if arr.tiebreak is None else arr.tiebreak.ravel()[flat]
+    w = win_s.shape[1]
+    win_64 = win_s.astype(np.float64, copy=False)
     if oblivious == "trec_eval":
-        tb = arr.tiebreak if arr.tiebreak is not None else np.arange(n)[None, :]
-        shift = np.uint64(32)
-        order_obl = top_order(trec_eval_key(scores, tb), nc, k_max, same=lambda key: key >> shift)
-        if scores.dtype == np.float32 or np.array_equal(scores.astype(np.float32), scores):
+        key = trec_eval_key(win_32, np.broadcast_to(win_tb, win_s.shape))
+        if not np.all(m == w):  # padding last, whatever a real score rounds to in float32
+            key[np.arange(w) >= m[:, None]] = np.uint64(0xFFFFFFFFFFFFFFFF)
+        order_obl = np.argsort(key, axis=1)
+        if win_s.dtype == np.float32 or np.array_equal(win_32, win_64):
             order = order_obl  # exact ties coincide with float32 ties: one sort serves both
         else:
-            order = top_order(-scores, nc, k_max)
+            order = np.argsort(-win_64, axis=1, kind="stable")
     else:
-        order = order_obl = top_order(-scores, nc, k_max)
+        order = order_obl = np.argsort(-win_64, axis=1, kind="stable")
+    s_sorted = np.take_along_axis(win_64, order, axis=1)
+    g_sorted = np.take_along_axis(win_g, order, axis=1).astype(np.float64, copy=False)
+    g_obl = g_sorted if order_obl is order else np.take_along_axis(
+        win_g, order_obl, axis=1).astype(np.float64, copy=False)
+    return s_sorted, g_sorted, g_obl, m
 
-    # Truncated tie: the last two retrieved scores are equal (their minimum occurs twice).
-    no_padding = bool(np.all(nc == n))
-    lowest = (scores if no_padding else np.where(np.arange(n) < nc[:, None], scores, np.inf)).min(
-        axis=1, initial=np.inf)
-    truncated = (nc == depth) & (nc >= 2) & ((scores == lowest[:, None]).sum(axis=1) >= 2)
 
-    width = order.shape[1]
-    judged_all = arr.judged_grades(k_max)
-    disc = discount(max(n, judged_all.shape[1], 1))
-    sorted_scores = np.take_along_axis(scores, order, axis=1)
-    sorted_grades = np.take_along_axis(grades, order, axis=1)
-    groups = tie_groups(sorted_scores)
-    real = np.arange(width) < nc[:, None]
-
-    d = disc[:width]
-    arrangements = {"expected": expected_contributions(sorted_grades, groups, families, d)}
-    if bool(np.any((groups.size > 1) & real)):
-        worst, best = arrange_within_groups(sorted_grades, groups)
-        arrangements["min"] = deterministic_contributions(worst, families, d)
-        arrangements["max"] = deterministic_contributions(best, families, d)
+def _normalisers(arr: RankingArrays, plan: _Plan, ideal: str, disc: np.ndarray) -> tuple:
+    """``{level: R}`` and ``{(dcg, k): ideal DCG@k}`` of a chunk (the numpy path)."""
+    if ideal == "qrels" and arr.qrels_grades is not None:
+        judged = arr.qrels_grades
     else:
-        arrangements["min"] = arrangements["max"] = deterministic_contributions(
-            sorted_grades, families, d)
-    obl_grades = (sorted_grades if order_obl is order
-                  else np.take_along_axis(grades, order_obl, axis=1))
-    arrangements["oblivious"] = deterministic_contributions(obl_grades, families,
-                                                            disc[:obl_grades.shape[1]])
-
-    # Ideal DCG from all judgments (trec_eval) or from the candidates (TRM paper).
-    if ideal == "qrels":
-        judged = judged_all
-    else:
-        judged = -np.sort(-np.where(np.arange(n) < nc[:, None], grades, -np.inf), axis=1)
-    dcgs = {dcg for kind, dcg in families if kind == "dcg"}
-    ks = list({m.cutoff for m in measures})
+        judged = _best_grades(arr.grades)
+    n_rel = {}
+    for lv in plan.levels:
+        if arr.qrels_grades is not None:
+            n_rel[lv] = np.count_nonzero(arr.qrels_grades >= lv, axis=1).astype(np.float64)
+        elif lv > 0:
+            n_rel[lv] = np.count_nonzero(judged >= lv, axis=1).astype(np.float64)
+        else:  # padding is -inf, never relevant
+            n_rel[lv] = np.count_nonzero(arr.grades >= lv, axis=1).astype(np.float64)
+    ks = plan.ideal_cuts
     ideal_dcg = {}
-    for dcg in dcgs:
-        sums = at_cutoffs(gain(judged, dcg) * disc[:judged.shape[1]], ks, full)
+    for dcg in plan.dcgs:
+        sums = at_cutoffs(gain(judged, dcg) * disc[:judged.shape[1]], ks)
         ideal_dcg.update({(dcg, k): sums[:, j] for j, k in enumerate(ks)})
+    return n_rel, ideal_dcg
 
-    # Every measure at every cutoff: one contribution array per arrangement and family.
-    fam_ks: dict = {}
-    for m in measures:
-        fam_ks.setdefault(_family(m, level), set()).add(m.cutoff)
-    summed: dict = {}
-    for name, contrib in arrangements.items():
-        for fam, cut in fam_ks.items():
-            cut = list(cut)
-            sums = at_cutoffs(contrib[fam], cut, full)
-            summed.update({(name, fam, k): sums[:, j] for j, k in enumerate(cut)})
-    values = {m: {name: _finish(m, summed[(name, _family(m, level), m.cutoff)], ideal_dcg,
-                                n_rel, level) for name in arrangements}
-              for m in measures}
 
-    # Tie audit: groups reaching into the top k (k <= width, so those groups are whole).
-    starts = groups.is_start & real
-    audit: dict = {}
-    for k in needed:
-        kk = np.minimum(k, nc)
-        inside = np.arange(width) < kk[:, None]
-        end = groups.end[rows, np.maximum(kk - 1, 0)] + 1 if width else np.zeros(q, np.int64)
-        audit[k] = {"groups": (starts & inside).sum(axis=1),
-                    "docs": np.where(kk > 0, end, 0),
-                    "max_group": np.where(inside, groups.size, 0).max(axis=1, initial=0)}
-    audit[None] = _whole_list_audit(scores, nc)
-    audit["no_relevant"] = n_rel[level] == 0
-    return values, truncated, audit
+def _chunk_numpy(arr: RankingArrays, plan: _Plan, oblivious: str, ideal: str, depth: int,
+                 disc: np.ndarray) -> tuple:
+    """One chunk of rows through the numpy path: window, sort, walk, normalisers."""
+    s_sorted, g_sorted, g_obl, m = _ordered(arr, plan, oblivious)
+    sums, audit = numpy_walk(s_sorted, g_sorted, g_obl, m, disc, plan.families,
+                             plan.walk_cuts(s_sorted.shape[1]), plan.audit_cuts)
+    truncated = _truncated(arr.scores, arr.n_candidates, depth)
+    return (sums, audit, truncated) + _normalisers(arr, plan, ideal, disc)
 
 
 def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float = 1,
                     oblivious: str = "trec_eval", ideal: str = "qrels", depth: int | None = None,
-                    tie_cutoffs: Iterable[int] | None = None, chunk_size: int = 256,
+                    tie_cutoffs: Iterable[int] | None = None, whole_list_audit: bool = False,
+                    chunk_size: int | None = None, kernel: str = "auto",
                     left_out: dict | None = None) -> EvaluationResult:
     """Tie-aware evaluation of :class:`RankingArrays`.
+
+    Each row goes through one selection of its top window (the first k positions and the tie
+    group at k, k the largest cutoff), one sort of that window, and one walk over its tie
+    groups that yields every measure at every cutoff in the four arrangements
+    (:mod:`mteb_stratified.core.walk`: compiled, or numpy over chunks of rows).
 
     Parameters
     ----------
@@ -193,8 +237,14 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
     oblivious : ``"trec_eval"`` (default) or ``"input"``: the tie-oblivious order reported.
     ideal : ``"qrels"`` (default, trec_eval) or ``"candidates"`` (TRM paper): source of IDCG.
     depth : the run's retrieval depth for the truncated-tie flag; default the longest list.
-    tie_cutoffs : cutoffs of the tie audit; default the measures' cutoffs (plus the whole list).
-    chunk_size : rows per vectorised chunk (memory/speed trade-off only; results are identical).
+    tie_cutoffs : cutoffs of the tie audit; default the measures' cutoffs.
+    whole_list_audit : also audit ties over whole lists (``tie_stats()``, the distinct scores
+        per query): a sort of every whole row, so off unless asked for.
+    chunk_size : rows per chunk of the numpy path; default as many as make about
+        :data:`CHUNK_ENTRIES` entries (memory/speed trade-off only; results are identical).
+        The compiled path takes one row at a time and needs no chunks.
+    kernel : ``"auto"`` (the compiled path when it was built, else numpy), ``"compiled"`` or
+        ``"numpy"``; both give the same values (the oblivious ones bit for bit).
     """
     ms = parse_measures(measures)
     if oblivious not in OBLIVIOUS_ORDERS:
@@ -204,37 +254,49 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
         raise InputError(f"ideal={ideal!r} is not valid", fix=f"use one of {', '.join(IDEALS)}")
     if not np.isfinite(relevance_level):
         raise InputError(f"relevance_level={relevance_level!r} must be finite", fix="e.g. 1")
-    if chunk_size < 1:
+    if chunk_size is not None and chunk_size < 1:
         raise InputError(f"chunk_size={chunk_size} must be ≥ 1")
+    if kernel not in KERNELS:
+        raise InputError(f"kernel={kernel!r} is not valid", fix=f"use one of {', '.join(KERNELS)}")
     if depth is None:
         depth = int(arrays.n_candidates.max(initial=0))
-    cutoffs = sorted({m.cutoff for m in ms if m.cutoff is not None} | set(tie_cutoffs or ()))
-    cutoffs = [None] + cutoffs
+    plan = _Plan(ms, relevance_level, tie_cutoffs)
     q = arrays.n_queries
-    # "whole list" sums run over this many columns in every chunk (see at_cutoffs)
-    full = max(arrays.scores.shape[1], 0 if arrays.qrels_grades is None
-               else arrays.qrels_grades.shape[1])
-    per: dict = {m: {k: np.empty(q) for k in ("expected", "min", "max", "oblivious")} for m in ms}
+    n = arrays.scores.shape[1]
+    judged_width = 0 if arrays.qrels_grades is None else arrays.qrels_grades.shape[1]
+    disc = discount(max(n, judged_width, 1))
+    if kernel == "compiled" or (kernel == "auto" and compiled_available()):
+        parts = [compiled_evaluate(arrays, plan.families, plan.walk_cuts(n), plan.audit_cuts,
+                                   plan.levels, plan.dcgs, plan.ideal_cuts, oblivious=oblivious,
+                                   ideal=ideal, depth=depth, disc=disc)]
+        bounds = [(0, q)]
+    else:
+        if chunk_size is None:
+            chunk_size = max(1, CHUNK_ENTRIES // max(n, 1))
+        bounds = [(lo, min(q, lo + chunk_size)) for lo in range(0, q, chunk_size)]
+        parts = (_chunk_numpy(arrays.rows(lo, hi), plan, oblivious, ideal, depth, disc)
+                 for lo, hi in bounds)
+    per = {m: np.empty((4, q)) for m in ms}
     truncated = np.zeros(q, dtype=bool)
     no_rel = np.zeros(q, dtype=bool)
-    audit = {k: {"groups": np.zeros(q, np.int64), "docs": np.zeros(q, np.int64),
-                 "max_group": np.zeros(q, np.int64)} for k in cutoffs}
-    for lo in range(0, q, chunk_size):
-        hi = min(q, lo + chunk_size)
-        values, trunc, aud = _chunk(arrays.rows(lo, hi), ms, relevance_level, oblivious, ideal,
-                                    depth, cutoffs, full)
+    audit = np.zeros((3, len(plan.audit_cuts), q), dtype=np.int64)
+    for (lo, hi), (sums, aud, trunc, n_rel, ideal_dcg) in zip(bounds, parts):
+        for m, (f, c) in plan.slot.items():
+            per[m][:, lo:hi] = _finish(m, sums[f, c], ideal_dcg, n_rel, relevance_level)
         truncated[lo:hi] = trunc
-        no_rel[lo:hi] = aud.pop("no_relevant")
-        for m, vals in values.items():
-            for key, v in vals.items():
-                per[m][key][lo:hi] = v
-        for k, a in aud.items():
-            for key, v in a.items():
-                audit[k][key][lo:hi] = v
+        no_rel[lo:hi] = n_rel[relevance_level] == 0
+        audit[:, :, lo:hi] = aud
+    tie_audit = {k: {"groups": audit[0, j], "docs": audit[1, j], "max_group": audit[2, j]}
+                 for j, k in enumerate(plan.audit_cuts)}
+    if whole_list_audit:
+        tie_audit[None] = _whole_list_audit(arrays.scores, arrays.n_candidates)
     settings = {"relevance_level": relevance_level, "oblivious": oblivious, "ideal": ideal,
                 "depth": depth, "queries_without_relevant": int(no_rel.sum())}
-    results = {m: MeasureResult(m, arrays.qids, per[m]) for m in ms}
-    return EvaluationResult(arrays.qids, results, truncated, audit, settings, dict(left_out or {}))
+    results = {m: MeasureResult(m, arrays.qids, dict(zip(("expected", "min", "max", "oblivious"),
+                                                         per[m])))
+               for m in ms}
+    return EvaluationResult(arrays.qids, results, truncated, tie_audit, settings,
+                            dict(left_out or {}))
 
 
 def evaluate_matrices(scores, relevance, measures, *, mask=None, doc_ids=None, qids=None,

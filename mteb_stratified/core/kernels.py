@@ -36,12 +36,11 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.special import gammaln
 
 from .ties import TieGroups, group_sum, prefix_sum
 
 __all__ = ["discount", "gain", "deterministic_contributions", "expected_contributions",
-           "arrange_within_groups", "at_cutoffs", "trec_eval_key", "top_order"]
+           "arrange_within_groups", "at_cutoffs", "trec_eval_key", "top_window"]
 
 
 def discount(n: int) -> np.ndarray:
@@ -110,18 +109,32 @@ def expected_contributions(grades: np.ndarray, groups: TieGroups, families: set,
                              where=size > 1)
             out[("ap", level)] = ((r / size) * (1.0 + before) + groups.offset * pair) * inv
         if kinds & {"rr", "first"}:
-            # only the first group holding a relevant document matters: evaluate it alone
-            live = np.flatnonzero((before == 0) & (r > 0) & (groups.offset <= groups.size - r))
-            n_, r_ = size.ravel()[live], r.ravel()[live]
-            i_ = groups.offset.ravel()[live].astype(np.float64)
-            log_prefix = (gammaln(n_ - r_ + 1) - gammaln(n_ - r_ - i_ + 1)
-                          - gammaln(n_ + 1) + gammaln(n_ - i_ + 1))
-            p_first = np.zeros(r.shape)
-            p_first.ravel()[live] = np.exp(log_prefix) * r_ / (n_ - i_)
+            p_first = _first_relevant(r, size, before, groups)
             if "first" in kinds:
                 out[("first", level)] = p_first
             if "rr" in kinds:
                 out[("rr", level)] = p_first * inv
+    return out
+
+
+def _first_relevant(r: np.ndarray, size: np.ndarray, before: np.ndarray,
+                    groups: TieGroups) -> np.ndarray:
+    """``P(p₁ = p)`` of every position: nonzero only in the first group holding a relevant
+    document, where it is ``r/(n-i) · Π_{j<i} (n-r-j)/(n-j)``, the product taken left to
+    right (one ``np.cumprod`` per row over that group: the compiled walk's operations)."""
+    out = np.zeros(r.shape)
+    live = (before == 0) & (r > 0) & (groups.offset <= groups.size - r)
+    rows, cols = np.nonzero(live)  # row-major: in each row, offsets 0, 1, ... of one group
+    if not rows.size:
+        return out
+    i = groups.offset[rows, cols].astype(np.float64)
+    n_, r_ = size[rows, cols], r[rows, cols]
+    run = np.cumsum(np.r_[True, rows[1:] != rows[:-1]]) - 1  # which row's group
+    offset = groups.offset[rows, cols]
+    prod = np.ones((run[-1] + 1, int(offset.max()) + 2))
+    prod[run, offset + 1] = (n_ - r_ - i) / (n_ - i)
+    prod = np.cumprod(prod, axis=1)  # prod[., i] = Π_{j<i} (n-r-j)/(n-j)
+    out[rows, cols] = prod[run, offset] * r_ / (n_ - i)
     return out
 
 
@@ -141,26 +154,19 @@ def arrange_within_groups(grades: np.ndarray, groups: TieGroups) -> tuple[np.nda
     return worst, best
 
 
-def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence, full: int) -> np.ndarray:
+def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence) -> np.ndarray:
     """Sums of the first k contributions of each row, for every k of ``cutoffs``.
 
-    ``Σ_{p≤k} c(p)`` per row; ``k=None`` means ``k = full`` (the whole list).  Each sum reduces
-    exactly ``min(k, full)`` columns (zero-padded when the array is narrower), so its rounding
-    depends on k and ``full`` alone, never on the array's width or the chunk size: results are
-    bit-identical however the queries are batched.  ``full`` is the widest list of the whole
-    evaluation; positions past it contribute 0, so a cutoff beyond it (``P@2000000000``) costs
-    no more than ``full`` columns.
+    ``Σ_{p≤k} c(p)`` per row, summed left to right (``np.cumsum``, as the compiled walk and
+    trec_eval sum), so a sum depends on the first k contributions alone, never on the array's
+    width or the batch; ``k=None`` or ``k`` beyond the width means the whole row.
     """
     q, n = contributions.shape
     out = np.zeros((q, len(cutoffs)))
-    for j, k in enumerate(cutoffs):
-        k = full if k is None else min(k, full)
-        if k <= n:
-            out[:, j] = contributions[:, :k].sum(axis=1)
-        elif n:
-            padded = np.zeros((q, k))
-            padded[:, :n] = contributions
-            out[:, j] = padded.sum(axis=1)
+    if n:
+        running = np.cumsum(contributions, axis=1)
+        for j, k in enumerate(cutoffs):
+            out[:, j] = running[:, n - 1 if k is None else min(k, n) - 1]
     return out
 
 
@@ -183,23 +189,28 @@ def trec_eval_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     return (descending.astype(np.uint64) << np.uint64(32)) | (low32 - tiebreak.astype(np.uint64))
 
 
-def top_order(key: np.ndarray, n_cand: np.ndarray, k: int | None, same=None) -> np.ndarray:
-    """Row-wise stable ascending order of ``key``, for the first W positions only.
+def top_window(s32: np.ndarray, n_cand: np.ndarray, k: int) -> tuple:
+    """Each row's window: its ``k`` best columns by float32 score and every column tied with
+    the k-th, so the window holds the first k positions of both the exact and the trec_eval
+    order and every tie group that reaches them (float32 rounding is monotone, so an exact tie
+    group lies inside one float32 group).
 
-    W covers, in every row, the first ``k`` positions and all of the tie group at position k,
-    where a tie group is a run of equal ``same(key)`` values (``same`` defaults to the key
-    itself).  Selecting W with ``np.argpartition`` and sorting only those costs O(N + W log W)
-    per row instead of O(N log N).  ``k=None`` sorts whole rows.
+    One selection (``np.partition`` of the values finds the k-th best score ``v``), one
+    comparison ``s ≥ v`` and one ``np.nonzero``: O(N) per row, no sort.  Returns the flat
+    ``rows`` and ``cols`` of the window's entries (row-major, so columns ascend inside a row),
+    their position ``pos`` in the row's window, and the window size of each row.  Rows with
+    fewer than k candidates keep them all.
     """
-    n = key.shape[1]
-    if k is None or k >= n:
-        return np.argsort(key, axis=1, kind="stable")
-    kth = np.partition(key, k - 1, axis=1)[:, k - 1:k]
-    reach = (key <= kth) if same is None else (same(key) <= same(kth))
-    width = int(np.where(n_cand >= k, reach.sum(axis=1), n_cand).max(initial=1))
-    width = max(width, k)
-    if width >= n:
-        return np.argsort(key, axis=1, kind="stable")
-    idx = np.sort(np.argpartition(key, width - 1, axis=1)[:, :width], axis=1)
-    return np.take_along_axis(idx, np.argsort(np.take_along_axis(key, idx, axis=1), axis=1,
-                                              kind="stable"), axis=1)
+    q, n = s32.shape
+    v = np.partition(s32, n - k, axis=1)[:, n - k]
+    keep = s32 >= v[:, None]
+    found = np.count_nonzero(keep, axis=1)
+    count = np.minimum(found, n_cand)
+    rows, cols = np.nonzero(keep)
+    first = np.zeros(q + 1, dtype=np.int64)
+    np.cumsum(found, out=first[1:])
+    pos = np.arange(rows.size) - first[rows]
+    if int(count.sum()) != rows.size:  # padding ties with a real score only when v = -inf
+        real = pos < count[rows]
+        rows, cols, pos = rows[real], cols[real], pos[real]
+    return rows, cols, pos, count

@@ -209,19 +209,24 @@ class EvaluationResult:
 
         ``tied_query_share``: share of queries with a tie group of ≥ 2 documents that reaches
         into the top k; ``mean_tie_group_size``: documents per tie group over all groups that
-        reach into the top k (1.0 means no ties); ``max_tie_group_size``; and
-        ``distinct_scores_per_query``: mean number of distinct scores per query (whole list).
+        reach into the top k (1.0 means no ties); ``max_tie_group_size``; and, when the whole
+        lists were audited (``whole_list_audit=True``), ``distinct_scores_per_query``: mean
+        number of distinct scores per query (whole list).
         """
         if k not in self.tie_audit:
             have = ", ".join("all" if c is None else str(c) for c in self.tie_audit)
             raise InputError(f"no tie audit at k={k}",
-                             fix=f"audited cutoffs: {have}; pass tie_cutoffs=[{k}] to evaluate")
+                             fix=f"audited cutoffs: {have}; pass "
+                                 + ("whole_list_audit=True" if k is None else f"tie_cutoffs=[{k}]")
+                                 + " to evaluate")
         a = self.tie_audit[k]
         groups = float(np.sum(a["groups"]))
-        return {"tied_query_share": float(np.mean(a["max_group"] >= 2)),
-                "mean_tie_group_size": float(np.sum(a["docs"]) / groups) if groups else 0.0,
-                "max_tie_group_size": int(np.max(a["max_group"], initial=0)),
-                "distinct_scores_per_query": float(np.mean(self.tie_audit[None]["groups"]))}
+        out = {"tied_query_share": float(np.mean(a["max_group"] >= 2)),
+               "mean_tie_group_size": float(np.sum(a["docs"]) / groups) if groups else 0.0,
+               "max_tie_group_size": int(np.max(a["max_group"], initial=0))}
+        if None in self.tie_audit:
+            out["distinct_scores_per_query"] = float(np.mean(self.tie_audit[None]["groups"]))
+        return out
 
     def to_dict(self, per_query: bool = False) -> dict:
         """The JSON contract of ``mteb-stratified evaluate --json``."""

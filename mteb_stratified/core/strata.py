@@ -48,13 +48,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from .cells import GRID, LEVELS, CellGrid
 from .errors import InputError
+
+if TYPE_CHECKING:  # scipy.sparse is imported by the functions that build matrices
+    from scipy import sparse
 
 __all__ = ["ClusterWeights", "Bins", "DEFAULT_BINS", "LEVELS", "SCHEMES", "ExcludedQuery",
            "QueryStrata", "stratify", "jaccard", "soft_containment", "document_dispersion",
@@ -192,6 +194,8 @@ class ClusterWeights:
     @classmethod
     def from_csr(cls, doc_ids: Sequence, matrix) -> "ClusterWeights":
         """From a scipy sparse (or dense) (n_docs, n_clusters) matrix, rows aligned with doc_ids."""
+        from scipy import sparse
+
         m = sparse.csr_matrix(matrix)
         m.sum_duplicates()
         return cls(tuple(doc_ids), m.indptr, m.indices, m.data, m.shape[1])
@@ -204,6 +208,8 @@ class ClusterWeights:
         return self._index.get(doc_id)
 
     def to_csr(self) -> sparse.csr_matrix:
+        from scipy import sparse
+
         return sparse.csr_matrix((self.data, self.indices, self.indptr),
                                  shape=(self.n_docs, self.n_clusters))
 
@@ -716,6 +722,8 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
     different corpus) or a query lacks an entity entry.  Queries with no relevant document, or
     whose relevant documents carry no cluster mass, go to ``excluded`` with the reason.
     """
+    from scipy import sparse
+
     if not isinstance(weights, ClusterWeights):
         weights = ClusterWeights.from_dict(weights, n_clusters)
     if not isinstance(bins, Bins):

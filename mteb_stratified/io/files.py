@@ -9,7 +9,9 @@ Text
 ----
 Files are UTF-8, read line by line (lines end with ``\\n``; a ``\\r`` before it is dropped); a
 leading byte order mark is ignored; blank lines are skipped.  Bad UTF-8 is reported with its
-line and its byte offset in the (decompressed) file.
+line and its byte offset in the (decompressed) file.  A plain TREC run (single spaces, 6
+fields, ...: :mod:`._vectorised`) is parsed by pyarrow's C reader instead, with the same result;
+any other file, and every error, goes through the line reader, the reference.
 
 Formats
 -------
@@ -80,6 +82,7 @@ import numpy as np
 
 from ..core.arrays import MAX_GRADE, from_blocks, from_dicts
 from ..core.errors import InputError
+from ._vectorised import run_arrays as _fast_run_arrays, run_dict as _fast_run_dict
 from .outputs import atomic_write
 
 __all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text",
@@ -440,8 +443,12 @@ def _first_line(path: str, max_gzip_ratio):
 
 
 def read_run(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
-    """Read a TREC run file (or a JSON run) into ``{qid: {docid: score}}``."""
+    """Read a TREC run file (or a JSON run) into ``{qid: {docid: score}}``; a plain TREC run
+    goes through pyarrow's C reader (:mod:`._vectorised`), any other through the line reader."""
     path = os.fspath(path)
+    fast = _fast_run_dict(lambda: _open_binary(path, max_gzip_ratio))
+    if fast is not None:
+        return fast
     first, lines = _first_line(path, max_gzip_ratio)
     if _is_json(first, "score"):
         return _read_json(path, "score", max_gzip_ratio)
@@ -482,11 +489,16 @@ def read_run_arrays(path: "str | os.PathLike", qrels: dict, *, missing: str = "s
                     max_gzip_ratio: float | None = None) -> tuple:
     """A run file joined with ``qrels`` straight into ``(RankingArrays, left_out)``.
 
-    The same result as ``from_dicts(qrels, read_run(path), ...)``, streamed: a TREC run whose
-    lines are grouped by query is parsed one query at a time into numpy buffers, so peak memory
-    stays near the size of the arrays.  Interleaved queries (and JSON runs) take the dict path.
+    The same result as ``from_dicts(qrels, read_run(path), ...)``, streamed: a plain TREC run
+    is parsed by pyarrow's C reader in blocks, vectorised (:mod:`._vectorised`); any other run
+    (and any error, reported with its line) takes the line reader, whose lines grouped by query
+    go one query at a time into numpy buffers.  Either way peak memory stays near the size of
+    the arrays.  Interleaved queries (and JSON runs) take the dict path.
     """
     path = os.fspath(path)
+    fast = _fast_run_arrays(lambda: _open_binary(path, max_gzip_ratio), qrels, missing)
+    if fast is not None:
+        return fast
     names = dict(missing=missing, qrels_name=qrels_name, run_name=run_name or path)
     first, lines = _first_line(path, max_gzip_ratio)
     if not _is_json(first, "score"):

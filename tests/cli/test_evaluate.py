@@ -56,6 +56,17 @@ def test_without_per_query_and_missing_as_zero(files):
     assert out["queries"] == 3  # q3 scored 0, as trec_eval -c
 
 
+def test_whole_list_audit_only_when_asked(files):
+    """The whole-list tie audit sorts every whole list: only with --whole-list-audit."""
+    qrels, run, _ = files
+    args = ("evaluate", "--qrels", qrels, "--run", run, "--measures", "P@1", "--json")
+    plain = json.loads(cli(*args).stdout)["tie_audit"]
+    full = json.loads(cli(*args, "--whole-list-audit").stdout)["tie_audit"]
+    assert set(plain) == {"1"} and set(full) == {"1", "all"}
+    assert full["all"]["distinct_scores_per_query"] == 2.0  # q1: 0.5, 0.1; q2: 0.9, 0.2
+    assert "distinct_scores_per_query" not in plain["1"]
+
+
 def test_table_output(files):
     qrels, run, _ = files
     text = cli("evaluate", "--qrels", qrels, "--run", run).stdout

@@ -128,7 +128,7 @@ def test_tie_stats_hand_example():
     qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
     run = {"q1": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 2.0, "e": 1.0, "f": 1.0},
            "q2": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0}}
-    res = evaluate_dicts(qrels, run, ["P@1", "P@2", "P@5"])
+    res = evaluate_dicts(qrels, run, ["P@1", "P@2", "P@5"], whole_list_audit=True)
     s1 = res.tie_stats(1)  # top-1: q1 group {a}, q2 group {a}
     assert s1 == {"tied_query_share": 0.0, "mean_tie_group_size": 1.0, "max_tie_group_size": 1,
                   "distinct_scores_per_query": 3.5}
@@ -145,6 +145,12 @@ def test_tie_stats_hand_example():
         res.tie_stats(7)
     assert set(res.to_dict()["tie_audit"]) == {"all", "1", "2", "5"}
     assert "7" in evaluate_dicts(qrels, run, ["P@1"], tie_cutoffs=[7]).to_dict()["tie_audit"]
+    # the whole-list audit (a sort of every whole row) runs only when asked for
+    plain = evaluate_dicts(qrels, run, ["P@1", "P@2", "P@5"])
+    assert set(plain.to_dict()["tie_audit"]) == {"1", "2", "5"}
+    assert plain.tie_stats(2) == {k: v for k, v in s2.items() if k != "distinct_scores_per_query"}
+    with pytest.raises(InputError, match="whole_list_audit=True"):
+        plain.tie_stats()
 
 
 @pytest.mark.parametrize("measures", [MEASURES, ["nDCG@3", "RR@5", "P@2"], ["AP", "RR"]])
@@ -222,11 +228,12 @@ def _ref_audit(batch, k):
 @fixed(150)
 @given(batch=st.lists(queries(), min_size=1, max_size=5).filter(lambda b: any(q.docs for q in b)),
        ks=st.sets(st.integers(1, 9), min_size=1, max_size=3), whole=st.booleans(),
-       chunk=st.sampled_from([1, 2, 256]))
-def test_tie_audit_and_truncated_flag_reference(batch, ks, whole, chunk):
+       chunk=st.sampled_from([1, 2, 256]), kernel=st.sampled_from(["numpy", "compiled"]))
+def test_tie_audit_and_truncated_flag_reference(batch, ks, whole, chunk, kernel):
     qrels, run = to_dicts(batch)
     measures = [f"P@{k}" for k in sorted(ks)] + (["AP"] if whole else [])
-    res = evaluate_dicts(qrels, run, measures, missing="zero", chunk_size=chunk)
+    res = evaluate_dicts(qrels, run, measures, missing="zero", chunk_size=chunk, kernel=kernel,
+                         whole_list_audit=True)
     order = [res.queries.index(f"q{i}") for i in range(len(batch))]
     depth = max(len(q.docs) for q in batch)
     want_flags = [len(q.docs) == depth and len(q.docs) >= 2

@@ -1,7 +1,8 @@
-"""Fuzzing the readers: for any bytes, a reader returns well-formed dicts (finite scores, integer
-grades within ±MAX_GRADE) or raises InputError, never another exception, and the streaming run
-reader agrees with the dict one.  Inputs that once crashed a reader live in
-``fuzz_corpus/files/`` and are replayed here."""
+"""Fuzzing the readers: for any bytes (random, or a valid file mutated), a reader returns
+well-formed dicts (finite scores, integer grades within ±MAX_GRADE) or raises InputError, never
+another exception; the streaming run reader agrees with the dict one, and its vectorised fast
+path with its line reader.  Inputs that once crashed a reader live in ``fuzz_corpus/files/``
+and are replayed here."""
 
 import gzip
 import math
@@ -17,6 +18,7 @@ from mteb_stratified.core.arrays import MAX_GRADE
 from mteb_stratified.io import read_qrels, read_run, write_run
 from mteb_stratified.io.beir import read_jsonl
 from tests.io.test_run_arrays import same_arrays
+from tests.io.test_vectorised_readers import assert_same
 
 CORPUS = Path(__file__).parent / "fuzz_corpus" / "files"
 FUZZ = settings(max_examples=150, deadline=None,
@@ -58,7 +60,59 @@ def read_all(path):
         assert all(isinstance(k, str) and isinstance(v, dict) for k, v in rows.items())
     except InputError as err:
         assert err.source == path
-    same_arrays({"q1": {"d1": 1}, "{": {"1": 2}}, path)
+    for qrels in ({"q1": {"d1": 1}, "{": {"1": 2}}, RUN_QRELS):
+        same_arrays(qrels, path)
+        for missing in ("skip", "zero"):
+            assert_same(path, qrels, missing=missing)  # fast path == line reader
+
+
+# A valid run (ties, a query only in the run) and qrels (a query only in the qrels), mutated.
+VALID_RUN = b"".join(f"q{q} Q0 d{d} {d + 1} {(d * 7 % 4) / 2!r} tag\n".encode()
+                     for q in range(3) for d in range(5))
+VALID_QRELS = b"q0 0 d1 1\nq0 0 d3 2\nq1 0 d0 1\nq1 0 d9 0\nq7 0 d2 1\n"
+RUN_QRELS = {"q0": {"d1": 1, "d3": 2}, "q1": {"d0": 1, "d9": 0}, "q7": {"d2": 1}}
+INSERTS = [b"nan", b"inf", b"-inf", b"1e400", b"#", b"# c", b"\t", b"\xff", b"\xc3", b"\x00",
+           b"  ", b" ", b"\r", b"\r\n", b"\n", b"\xef\xbb\xbf", b"\x0b", b"1_0", b"\xc2\xa0",
+           b"q0 Q0 d1 1 0.5 tag\n", b"x y\n"]
+POS = st.integers(0, 10_000)
+MUTATION = st.one_of(
+    st.tuples(st.just("flip"), POS, st.integers(0, 255)),
+    st.tuples(st.just("cut"), POS, st.just(0)),
+    st.tuples(st.just("insert"), POS, st.sampled_from(INSERTS)),
+    st.tuples(st.just("dup"), POS, st.just(0)),
+    st.tuples(st.just("swap"), POS, POS))
+
+
+def mutate(data: bytes, ops) -> bytes:
+    """``data`` after byte flips, truncation, insertions, duplicated and swapped lines."""
+    for op, at, arg in ops:
+        at %= len(data) + 1
+        if op == "flip" and data:
+            at = min(at, len(data) - 1)
+            data = data[:at] + bytes([arg]) + data[at + 1:]
+        elif op == "cut":
+            data = data[:at]
+        elif op == "insert":
+            data = data[:at] + arg + data[at:]
+        elif op in ("dup", "swap"):
+            lines = data.splitlines(keepends=True) or [b""]
+            i, j = at % len(lines), arg % len(lines)
+            if op == "dup":
+                lines.insert(i, lines[i])
+            else:
+                lines[i], lines[j] = lines[j], lines[i]
+            data = b"".join(lines)
+    return data
+
+
+@FUZZ
+@given(which=st.sampled_from(["run", "qrels"]), ops=st.lists(MUTATION, min_size=1, max_size=3),
+       gz=st.booleans())
+def test_mutated_valid_files(tmp_path, which, ops, gz):
+    data = mutate(VALID_RUN if which == "run" else VALID_QRELS, ops)
+    path = tmp_path / "input"
+    path.write_bytes(gzip.compress(data) if gz else data)
+    read_all(str(path))
 
 
 @FUZZ

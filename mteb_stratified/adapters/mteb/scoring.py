@@ -54,7 +54,7 @@ def tie_aware_evaluation(qrels: Mapping[str, Mapping[str, int]],
     # pytrec_eval (hence MTEB) averages over the queries present in the run: "skip" matches it
     return evaluate(qrels, run, mteb_measures(ks),
                           missing="skip", relevance_level=relevance_level, oblivious="trec_eval",
-                          depth=depth, tie_cutoffs=ks)
+                          depth=depth, tie_cutoffs=ks, whole_list_audit=True)
 
 
 def tie_aware_scores(result, k_values: Sequence[int], *, top_k: int | None = None,

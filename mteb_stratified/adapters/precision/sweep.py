@@ -312,7 +312,7 @@ def _evaluate(qrels: dict, qids: list, candidates: list, scores: list):
 
     run = {q: dict(zip(c, to_floats(s))) for q, c, s in zip(qids, candidates, scores)}
     return evaluate({q: qrels[q] for q in qids}, run, list(MEASURES), relevance_level=1,
-                    oblivious="trec_eval", tie_cutoffs=[10, 100])
+                    oblivious="trec_eval", tie_cutoffs=[10, 100], whole_list_audit=True)
 
 
 def _row(model: str, regime: Regime, res, rho: float, tau: float, seconds: float,

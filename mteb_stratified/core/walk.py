@@ -1,0 +1,193 @@
+r"""The tie walk: every measure family at every cutoff, in four arrangements, in one pass.
+
+Input: a window of each row sorted by score (descending; equal scores form a tie group), the
+grades in that order and in the tie-oblivious order, and the number of real entries per row.
+Output: for every family f and cutoff k, the sums ``Σ_{p≤k} c(p)`` of the per-position
+contributions (formulas in :mod:`mteb_stratified.core.kernels`) under four arrangements:
+
+* ``E``: the expectation over all orders of each tie group;
+* ``min`` / ``max``: lowest / highest grades first inside each group (the worst / best case);
+* ``oblivious``: the given tie-oblivious order;
+
+and the tie audit at each audit cutoff (groups reaching into the top k, the documents in them,
+the largest of them).
+
+Two implementations compute the same sums with the same floating-point operations in the same
+order, summing positions left to right: :func:`numpy_walk` (vectorised over rows) and the
+compiled walk ``_walk.c`` (one loop per row, built with the package, loaded with ctypes).  The
+oblivious sums agree bit for bit; the others to rounding of the group totals (1e-12).
+``kernel="auto"`` uses the compiled walk when it was built, else numpy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+from typing import Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .kernels import (arrange_within_groups, at_cutoffs, deterministic_contributions,
+                      expected_contributions)
+from .ties import tie_groups
+
+__all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "ARRANGEMENTS"]
+
+KERNELS = ("auto", "compiled", "numpy")
+#: The arrangements, in the order of the walk's output axis.
+ARRANGEMENTS = ("expected", "min", "max", "oblivious")
+# family -> kind code of _walk.c
+_KIND = {("dcg", "log2"): 0, ("dcg", "exp-log2"): 1, "hits": 2, "ap": 3, "rr": 4, "first": 5}
+
+
+def _kind(family: tuple) -> int:
+    return _KIND[family] if family[0] == "dcg" else _KIND[family[0]]
+
+
+def numpy_walk(s: np.ndarray, g: np.ndarray, go: np.ndarray, m: np.ndarray, disc: np.ndarray,
+               families: Sequence[tuple], cuts: Sequence[int], acuts: Sequence[int],
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The walk vectorised over the rows of a window.
+
+    Parameters
+    ----------
+    s : (Q, W) float64 scores, each row sorted descending; positions ``≥ m`` are padding
+        (``-inf``), never equal to a real score.
+    g, go : (Q, W) grades in the order of ``s`` and in the tie-oblivious order (``go is g``
+        when the two orders coincide); ``-inf`` for unjudged documents and padding.
+    m : (Q,) int64 real entries per row.
+    disc : discounts ``1/log2(p+1)``, at least W of them.
+    families : ``("dcg", "log2" | "exp-log2")`` or ``("hits" | "ap" | "rr" | "first", level)``.
+    cuts, acuts : cutoffs (ascending, ≥ 1) of the sums and of the tie audit; a cutoff beyond
+        the window sums the whole row.
+
+    Returns
+    -------
+    sums : (F, C, 4, Q) float64, the arrangements in the order of :data:`ARRANGEMENTS`.
+    audit : (3, A, Q) int64: tie groups reaching into the top k, documents in them, largest.
+    """
+    q, w = s.shape
+    disc = disc[:w]
+    groups = tie_groups(s)
+    fams = set(families)
+    real = np.arange(w) < m[:, None]
+    arrangements = [expected_contributions(g, groups, fams, disc)]
+    if bool(np.any((groups.size > 1) & real)):
+        worst, best = arrange_within_groups(g, groups)
+        arrangements += [deterministic_contributions(worst, fams, disc),
+                         deterministic_contributions(best, fams, disc)]
+    else:
+        arrangements += [deterministic_contributions(g, fams, disc)] * 2
+    arrangements.append(arrangements[1] if go is g and arrangements[1] is arrangements[2]
+                        else deterministic_contributions(go, fams, disc))
+    out = np.zeros((len(families), len(cuts), 4, q))
+    for f, fam in enumerate(families):
+        for a, contrib in enumerate(arrangements):
+            out[f, :, a, :] = at_cutoffs(contrib[fam], cuts).T
+    audit = np.zeros((3, len(acuts), q), dtype=np.int64)
+    starts = groups.is_start & real
+    rows = np.arange(q)
+    for j, k in enumerate(acuts):
+        kk = np.minimum(k, m)
+        inside = np.arange(w) < kk[:, None]
+        audit[0, j] = (starts & inside).sum(axis=1)
+        if w:
+            audit[1, j] = np.where(kk > 0, groups.end[rows, np.maximum(kk - 1, 0)] + 1, 0)
+        audit[2, j] = np.where(inside, groups.size, 0).max(axis=1, initial=0)
+    return out, audit
+
+
+_compiled = None  # the loaded C function, or False when it is not built (set on first use)
+_GRADE_TYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.int8): 2,
+                np.dtype(np.int16): 3, np.dtype(np.int32): 4, np.dtype(np.int64): 5,
+                np.dtype(np.uint8): 6}
+
+
+def _load():
+    global _compiled
+    if _compiled is None:
+        spec = importlib.util.find_spec("mteb_stratified.core._walk")
+        if spec is None or not spec.origin or not spec.origin.endswith(
+                tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            _compiled = False
+        else:
+            fn = ctypes.CDLL(spec.origin).evaluate_rows
+            i64, ptr, i32 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+            fn.argtypes = [i64, i64, ptr, i32, ptr, i32, ptr, ptr, ptr, i64, i32, i32, i64, ptr,
+                           ptr, i64, ptr, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr,
+                           ptr, ptr, ptr, ptr, ptr]
+            fn.restype = ctypes.c_int
+            _compiled = fn
+    return _compiled
+
+
+def compiled_available() -> bool:
+    """Whether the compiled walk was built with the package (``pip install`` compiles it)."""
+    return bool(_load())
+
+
+def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
+                      acuts: Sequence[int], levels: Sequence[float], dcgs: Sequence[str],
+                      icuts: Sequence, *, oblivious: str, ideal: str, depth: int,
+                      disc: np.ndarray) -> tuple:
+    """Every row of ``arrays`` (:class:`~mteb_stratified.core.arrays.RankingArrays`) through
+    ``_walk.c``: selection, window sort and walk in one call, no (Q, N) temporaries.
+
+    ``cuts`` as :func:`numpy_walk` (the whole list passed as the width); ``icuts``: cutoffs of
+    the ideal DCG (``None``: the whole list).  Returns the walk's sums and audit, the
+    truncated-tie flags, ``{level: relevant counts}`` and ``{(dcg, cutoff): ideal DCG}``.
+    """
+    fn = _load()
+    if not fn:
+        raise InputError("the compiled walk is not built in this installation",
+                         fix="reinstall with a C compiler available (pip install "
+                             "--force-reinstall --no-deps mteb-stratified), or pass "
+                             "kernel='numpy'")
+    scores = arrays.scores
+    if scores.dtype not in (np.float32, np.float64):
+        scores = scores.astype(np.float64)
+    scores = np.ascontiguousarray(scores)
+    grades = arrays.grades
+    if grades.dtype not in _GRADE_TYPES:
+        grades = grades.astype(np.float64)
+    grades = np.ascontiguousarray(grades)
+    q, n = scores.shape
+    tb = None if arrays.tiebreak is None else np.ascontiguousarray(
+        np.broadcast_to(arrays.tiebreak, (q, n)), dtype=np.int64)
+    qg = None if arrays.qrels_grades is None else np.ascontiguousarray(arrays.qrels_grades,
+                                                                        dtype=np.float64)
+    nj = 0 if qg is None else qg.shape[1]
+    nc = np.ascontiguousarray(arrays.n_candidates, dtype=np.int64)
+    width = max(n, nj, 1)
+    disc = np.ascontiguousarray(disc[:width])
+    inv = 1.0 / np.arange(1, width + 1, dtype=np.float64)
+
+    def arr(values, dtype):
+        return np.ascontiguousarray(values, dtype=dtype) if len(values) else np.zeros(1, dtype)
+
+    kinds = arr([_kind(fam) for fam in families], np.int64)
+    fam_levels = arr([0.0 if fam[0] == "dcg" else fam[1] for fam in families], np.float64)
+    cut, acut = arr(cuts, np.int64), arr(acuts, np.int64)
+    lv = arr(levels, np.float64)
+    dcg_codes = arr([_KIND[("dcg", d)] for d in dcgs], np.int64)
+    icut = arr([np.iinfo(np.int64).max if k is None else k for k in icuts], np.int64)
+    out = np.zeros((len(families), len(cuts), 4, q))
+    audit = np.zeros((3, len(acuts), q), dtype=np.int64)
+    trunc = np.zeros(q, dtype=np.uint8)
+    nrel = np.zeros((len(levels), q))
+    ideal_dcg = np.zeros((len(dcgs), len(icuts), q))
+
+    def p(a):
+        return None if a is None else a.ctypes.data
+
+    status = fn(q, n, p(scores), int(scores.dtype == np.float32), p(grades),
+                _GRADE_TYPES[grades.dtype], p(tb), p(nc), p(qg), nj, int(ideal == "candidates"),
+                int(oblivious == "input"), depth, p(disc), p(inv), len(families), p(kinds),
+                p(fam_levels), len(cuts), p(cut), len(acuts), p(acut), len(levels), p(lv),
+                len(dcgs), p(dcg_codes), len(icuts), p(icut), p(out), p(audit), p(trunc),
+                p(nrel), p(ideal_dcg))
+    if status != 0:
+        raise MemoryError("the compiled walk ran out of memory")
+    return (out, audit, trunc.astype(bool), dict(zip(levels, nrel)),
+            {(d, k): ideal_dcg[i, j] for i, d in enumerate(dcgs) for j, k in enumerate(icuts)})
