@@ -69,11 +69,15 @@ static inline double det(int kind, double level, double grade, double xgain, dou
     }
 }
 
-static void record(double *out, const double *sum, int64_t nf, int64_t nc, int64_t ci,
-                   int64_t q, int64_t r) {
+/* the running sums of every family, at cutoff ci: row[(f * nc + ci) * 4 + arrangement] */
+static void record(double *row, const double *sum, int64_t nf, int64_t nc, int64_t ci) {
     for (int64_t f = 0; f < nf; f++)
-        for (int k = 0; k < 4; k++) out[((f * nc + ci) * 4 + k) * q + r] = sum[4 * f + k];
+        for (int k = 0; k < 4; k++) row[(f * nc + ci) * 4 + k] = sum[4 * f + k];
 }
+
+/* The normalisations (numpy: evaluate._finish): nDCG divides by the ideal DCG, P by k, R and
+ * AP by the relevant count, each 0 when its divisor is 0; RR and Success are the sums. */
+enum { NORM_NONE = 0, NORM_IDEAL = 1, NORM_K = 2, NORM_REL = 3 };
 
 
 /* ---- sort keys: ascending key = descending score (-0.0 is +0.0, as trec_eval compares) ---- */
@@ -148,7 +152,7 @@ DEFINE_SORT(sort_entries, entry, ENTRY_LT)
 
 /* Integer keys ascending: LSD radix sort by bytes, skipping every byte that all keys share
  * (sort keys of nearby scores share their high bytes); introsort below RADIX_MIN keys.
- * tmp holds n keys; hist 256 counters. */
+ * tmp holds n keys; hist 256 counters, all zero (and left so). */
 #ifndef RADIX_MIN
 #define RADIX_MIN 64
 #endif
@@ -162,11 +166,19 @@ static void radix_sort(uint64_t *v, uint64_t *tmp, int64_t n, int64_t *hist) {
     uint64_t *src = v, *dst = tmp;
     for (int shift = 0; shift < 64; shift += 8) {
         if (!((differ >> shift) & 255)) continue;  /* one byte value: nothing moves */
-        memset(hist, 0, sizeof(int64_t) * 256);
-        for (int64_t i = 0; i < n; i++) hist[(src[i] >> shift) & 255]++;
+        /* hist is all zeros between passes: only the byte values seen are counted, summed
+         * up and cleared again (nearby scores span few of the 256) */
+        unsigned lo = 255, hi = 0;
+        for (int64_t i = 0; i < n; i++) {
+            unsigned d = (unsigned)((src[i] >> shift) & 255);
+            hist[d]++;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+        }
         int64_t run = 0;
-        for (int d = 0; d < 256; d++) { int64_t c = hist[d]; hist[d] = run; run += c; }
+        for (unsigned d = lo; d <= hi; d++) { int64_t c = hist[d]; hist[d] = run; run += c; }
         for (int64_t i = 0; i < n; i++) dst[hist[(src[i] >> shift) & 255]++] = src[i];
+        memset(hist + lo, 0, sizeof(int64_t) * (hi - lo + 1));
         uint64_t *t = src; src = dst; dst = t;
     }
     if (src != v) memcpy(v, src, sizeof(uint64_t) * (size_t)n);
@@ -174,18 +186,20 @@ static void radix_sort(uint64_t *v, uint64_t *tmp, int64_t n, int64_t *hist) {
 
 /* the k-th smallest (0-based) of keys[0..n): radix selection by bytes, most significant
  * first; each level counts the candidates' byte values and keeps those in the bucket that
- * holds the k-th (branch-free compaction into cand, which holds n keys; hist 256 counters) */
+ * holds the k-th (branch-free compaction into cand, which holds n keys; hist 256 counters,
+ * all zero, and left so) */
 static uint32_t select_kth(const uint32_t *keys, uint32_t *cand, int64_t n, int64_t k,
                            int64_t *hist) {
     const uint32_t *src = keys;
     uint32_t prefix = 0;
     for (int shift = 24; shift >= 0; shift -= 8) {
-        memset(hist, 0, sizeof(int64_t) * 256);
         for (int64_t i = 0; i < n; i++) hist[(src[i] >> shift) & 255]++;
         uint32_t b = 0;
         while (k >= hist[b]) k -= hist[b++];
         prefix |= b << shift;
-        if (shift && hist[b] < n) {
+        int64_t in_b = hist[b];
+        memset(hist, 0, sizeof(int64_t) * 256);  /* all zero again, as radix_sort wants it */
+        if (shift && in_b < n) {
             int64_t c = 0;
             for (int64_t i = 0; i < n; i++) {
                 cand[c] = src[i];
@@ -249,9 +263,11 @@ static inline double gain_of(int dcg, double g) {
  *                passed as n);  na, acut  audit cutoffs (ascending, >= 1)
  *   nl, levels   the relevance levels of R and AP normalisers
  *   nd, dcgs, nic, icut   ideal DCG types and cutoffs (INT64_MAX: the whole list)
+ *   nm, mfam, mcut, mnorm, marg, mk   the measures: family and cutoff index, normalisation
+ *                (NORM_*), its slot (ideal d * nic + i, or level l), the cutoff k (NORM_K)
  * Outputs:
- *   out (nf, nc_, 4, q) sums;  audit (3, na, q);  trunc (q,) uint8;
- *   nrel (nl, q);  ideal (nd, nic, q)
+ *   res (nm, 4, q) every measure's values;  audit (3, na, q);  trunc (q,) uint8;
+ *   nrel (nl, q)
  * Returns 0, or -1 when out of memory. */
 int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void *grades,
                   int gtype, const int64_t *tiebreak, const int64_t *nc, const double *qg,
@@ -259,8 +275,10 @@ int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void 
                   const double *disc, const double *inv, int64_t nf, const int64_t *kind,
                   const double *level, int64_t nc_, const int64_t *cut, int64_t na,
                   const int64_t *acut, int64_t nl, const double *levels, int64_t nd,
-                  const int64_t *dcgs, int64_t nic, const int64_t *icut, double *out,
-                  int64_t *audit, uint8_t *trunc, double *nrel, double *ideal) {
+                  const int64_t *dcgs, int64_t nic, const int64_t *icut, int64_t nm,
+                  const int64_t *mfam, const int64_t *mcut, const int64_t *mnorm,
+                  const int64_t *marg, const double *mk, double *res, int64_t *audit,
+                  uint8_t *trunc, double *nrel) {
     int64_t wmax = n > nj ? n : nj;
     size_t nn = (size_t)(wmax > 0 ? wmax : 1);
     uint32_t *key32 = malloc(sizeof(uint32_t) * nn), *sel = malloc(sizeof(uint32_t) * nn);
@@ -270,13 +288,15 @@ int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void 
     double *Xo = malloc(sizeof(double) * nn), *pos_g = malloc(sizeof(double) * nn);
     item *buf = malloc(sizeof(item) * nn);
     uint64_t *k64 = malloc(sizeof(uint64_t) * nn), *k64b = malloc(sizeof(uint64_t) * nn);
-    int64_t *hist = malloc(sizeof(int64_t) * 256);
+    int64_t *hist = calloc(256, sizeof(int64_t));
     int64_t *at = malloc(sizeof(int64_t) * nn), *seen = calloc(nn, sizeof(int64_t));
     double *sum = malloc(sizeof(double) * (size_t)(4 * nf + 1));
     double *hit = malloc(sizeof(double) * (size_t)(3 * nf + 1));
     double *before = malloc(sizeof(double) * (size_t)(4 * nf + 4));
+    double *row = malloc(sizeof(double) * (size_t)(4 * nf * nc_ + 1));
+    double *ideal = malloc(sizeof(double) * (size_t)(nd * nic + 1));
     int ok = key32 && sel && ent && ent2 && S && G && Go && X && Xo && pos_g && buf && sum &&
-             hit && before && k64 && k64b && hist && at && seen;
+             hit && before && k64 && k64b && hist && at && seen && row && ideal;
     if (ok) {
         double *tot = before + nf + 1, *pair = tot + nf + 1, *prod = pair + nf + 1;
         int has_dcg = 0, has_exp = 0;
@@ -366,10 +386,10 @@ int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void 
                 double acc = 0.0;
                 int64_t ci = 0;
                 for (int64_t j = 0; j < n_best; j++) {
-                    for (; ci < nic && icut[ci] == j; ci++) ideal[(d * nic + ci) * q + r] = acc;
+                    for (; ci < nic && icut[ci] == j; ci++) ideal[d * nic + ci] = acc;
                     acc += gain_of((int)dcgs[d], best[j]) * disc[j];
                 }
-                for (; ci < nic; ci++) ideal[(d * nic + ci) * q + r] = acc;
+                for (; ci < nic; ci++) ideal[d * nic + ci] = acc;
             }
 
             /* 2. the window: the top `reach` by float32 key and every entry tied with the last */
@@ -537,18 +557,28 @@ int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void 
                                                     xor_ ? xor_[pos] : 0.0, disc[pos], inv[pos],
                                                     hit + 3 * f + 2);
                     for (; ci < nc_ && cut[ci] == pos + 1; ci++)
-                        record(out, sum, nf, nc_, ci, q, r);
+                        record(row, sum, nf, nc_, ci);
                 }
                 for (int64_t f = 0; f < nf && any; f++) before[f] += tot[f];
                 p = b;
             }
-            for (; ci < nc_; ci++) record(out, sum, nf, nc_, ci, q, r);  /* past the list */
+            for (; ci < nc_; ci++) record(row, sum, nf, nc_, ci);  /* past the list */
+            for (int64_t mi = 0; mi < nm; mi++) {  /* every measure, normalised */
+                const double *v = row + (mfam[mi] * nc_ + mcut[mi]) * 4;
+                double div = mnorm[mi] == NORM_IDEAL ? ideal[marg[mi]]
+                             : mnorm[mi] == NORM_REL ? nrel[marg[mi] * q + r]
+                             : mnorm[mi] == NORM_K ? mk[mi] : 1.0;
+                for (int k = 0; k < 4; k++)
+                    res[(mi * 4 + k) * q + r] = mnorm[mi] == NORM_NONE ? v[k]
+                                                : mnorm[mi] == NORM_K ? v[k] / div
+                                                : div > 0 ? v[k] / div : 0.0;
+            }
         }
 #undef ACTIVE
     }
     free(key32); free(sel); free(ent); free(ent2); free(S); free(G); free(Go); free(X);
     free(Xo); free(pos_g); free(buf); free(sum); free(hit); free(before); free(k64); free(k64b);
-    free(hist); free(at); free(seen);
+    free(hist); free(at); free(seen); free(row); free(ideal);
     return ok ? 0 : -1;
 }
 

@@ -76,24 +76,6 @@ class RankingArrays:
         return RankingArrays(self.qids[lo:hi], self.scores[lo:hi, :width],
                              self.grades[lo:hi, :width], self.n_candidates[lo:hi], tb, judged)
 
-    def judged_grades(self, top: int | None = None) -> np.ndarray:
-        """All judged grades per query sorted descending (``-inf`` padded); the ``top`` best only."""
-        if self.qrels_grades is not None:
-            return self.qrels_grades if top is None else self.qrels_grades[:, :top]
-        grades = self.grades.astype(np.float64)
-        real = np.arange(grades.shape[1]) < self.n_candidates[:, None]
-        neg = np.where(real, -grades, np.inf)
-        if top is not None and top < neg.shape[1]:
-            neg = np.partition(neg, top - 1, axis=1)[:, :top]
-        return -np.sort(neg, axis=1)
-
-    def n_relevant(self, level: float) -> np.ndarray:
-        """Judged documents with grade ≥ ``level`` per query (trec_eval's num_rel)."""
-        if self.qrels_grades is not None:
-            return (self.qrels_grades >= level).sum(axis=1).astype(np.float64)
-        real = np.arange(self.grades.shape[1]) < self.n_candidates[:, None]
-        return ((self.grades >= level) & real).sum(axis=1).astype(np.float64)
-
 
 def _check_finite(scores: np.ndarray, where: str) -> None:
     bad = ~np.isfinite(scores)
@@ -136,7 +118,7 @@ class Column:
     def extend(self, values) -> None:
         end = self.n + len(values)
         if end > len(self.data):
-            self.data.resize(max(end, len(self.data) + len(self.data) // 2), refcheck=False)
+            self.data.resize(max(end, len(self.data) + len(self.data) // 4), refcheck=False)
         self.data[self.n:end] = values
         self.n = end
 
@@ -315,7 +297,7 @@ def from_matrices(scores, relevance, *, mask=None, doc_ids=None, qids=None) -> "
     if s.shape[0] == 0:
         raise InputError("scores has no rows", fix="pass at least one query")
     q = s.shape[0]
-    names = tuple(str(i) for i in range(q)) if qids is None else tuple(str(x) for x in qids)
+    names = tuple(map(str, range(q) if qids is None else qids))
     if len(names) != q:
         raise InputError(f"{len(names)} qids for {q} rows", fix="pass one qid per row")
     if len(set(names)) != q:

@@ -1,8 +1,9 @@
 """Tie-aware evaluation of padded ranking arrays: the numeric core's high-level entry point.
 
-:func:`evaluate_arrays` sorts each row once, finds the tie groups, and reads every requested
-measure (all cutoffs at once) as expected / min / max / oblivious values.  Rows are processed
-in chunks so memory stays a small multiple of the input whatever the number of queries.
+:func:`evaluate_arrays` selects each row's top window once, sorts only that window, and walks
+its tie groups once to read every requested measure (all cutoffs at once) as expected / min /
+max / oblivious values: in C one row at a time (:mod:`mteb_stratified.core.walk`), or with
+numpy over chunks of rows, so memory stays a small multiple of the input.
 
 Conventions (trec_eval's unless stated):
 
@@ -64,10 +65,24 @@ class _Plan:
                              | {level})
         self.dcgs = sorted({fam[1] for fam in self.families if fam[0] == "dcg"})
         cut_list = self.cuts + ([None] if whole else [])
-        self.ideal_cuts = self.cuts + [None]
         self.slot = {m: (self.families.index(_family(m, level)), cut_list.index(m.cutoff))
                      for m in measures}
         self.n_cuts = len(cut_list)
+        self.ideal_cuts = self.cuts + [None]
+        # each measure's normalisation for the compiled path (numpy: _finish)
+        self.norms = []
+        for m in measures:
+            f, c = self.slot[m]
+            if m.name == "nDCG":
+                slot = (self.dcgs.index(m.param("dcg")) * len(self.ideal_cuts)
+                        + self.ideal_cuts.index(m.cutoff))
+                self.norms.append((f, c, "ideal", slot, 0))
+            elif m.name == "P":
+                self.norms.append((f, c, "k", 0, m.cutoff))
+            elif m.name in ("R", "AP"):
+                self.norms.append((f, c, "rel", self.levels.index(m.param("rel", level)), 0))
+            else:
+                self.norms.append((f, c, "none", 0, 0))
 
     def walk_cuts(self, width: int) -> list:
         """The cutoffs handed to the walk: the whole list is the window's width."""
@@ -75,7 +90,8 @@ class _Plan:
 
 
 def _finish(m: Measure, value: np.ndarray, ideal_dcg: dict, n_rel: dict, level: float) -> np.ndarray:
-    """Measure values from the summed contributions (the normalisations); ``value`` is
+    """Measure values from the summed contributions (the normalisations; the compiled path
+    does the same divisions, see :data:`mteb_stratified.core.walk.NORMS`); ``value`` is
     (4, Q): the four arrangements at once."""
     if m.name == "nDCG":
         ideal = np.broadcast_to(ideal_dcg[(m.param("dcg"), m.cutoff)], value.shape)
@@ -172,7 +188,7 @@ def _ordered(arr: RankingArrays, plan: _Plan, oblivious: str) -> tuple:
         key = trec_eval_key(win_32, np.broadcast_to(win_tb, win_s.shape))
         if not np.all(m == w):  # padding last, whatever a real score rounds to in float32
             key[np.arange(w) >= m[:, None]] = np.uint64(0xFFFFFFFFFFFFFFFF)
-        order_obl = np.argsort(key, axis=1)
+        order_obl = np.argsort(key, axis=1, kind="stable")  # equal keys: by column, as in C
         if win_s.dtype == np.float32 or np.array_equal(win_32, win_64):
             order = order_obl  # exact ties coincide with float32 ties: one sort serves both
         else:
@@ -198,8 +214,8 @@ def _normalisers(arr: RankingArrays, plan: _Plan, ideal: str, disc: np.ndarray) 
             n_rel[lv] = np.count_nonzero(arr.qrels_grades >= lv, axis=1).astype(np.float64)
         elif lv > 0:
             n_rel[lv] = np.count_nonzero(judged >= lv, axis=1).astype(np.float64)
-        else:  # padding is -inf, never relevant
-            n_rel[lv] = np.count_nonzero(arr.grades >= lv, axis=1).astype(np.float64)
+        else:  # padding is -inf, never relevant; compared in float64 whatever the grades' type
+            n_rel[lv] = np.count_nonzero(arr.grades >= np.float64(lv), axis=1).astype(np.float64)
     ks = plan.ideal_cuts
     ideal_dcg = {}
     for dcg in plan.dcgs:
@@ -260,32 +276,41 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
         raise InputError(f"kernel={kernel!r} is not valid", fix=f"use one of {', '.join(KERNELS)}")
     if depth is None:
         depth = int(arrays.n_candidates.max(initial=0))
+    try:
+        whole = float(depth) == int(depth) >= 0
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise InputError(f"depth={depth!r} must be a whole number ≥ 0", fix="e.g. depth=100")
+    depth = int(depth)
     plan = _Plan(ms, relevance_level, tie_cutoffs)
     q = arrays.n_queries
     n = arrays.scores.shape[1]
     judged_width = 0 if arrays.qrels_grades is None else arrays.qrels_grades.shape[1]
     disc = discount(max(n, judged_width, 1))
     if kernel == "compiled" or (kernel == "auto" and compiled_available()):
-        parts = [compiled_evaluate(arrays, plan.families, plan.walk_cuts(n), plan.audit_cuts,
-                                   plan.levels, plan.dcgs, plan.ideal_cuts, oblivious=oblivious,
-                                   ideal=ideal, depth=depth, disc=disc)]
-        bounds = [(0, q)]
+        values, audit, truncated, n_rel = compiled_evaluate(
+            arrays, plan.families, plan.walk_cuts(n), plan.audit_cuts, plan.levels, plan.dcgs,
+            plan.ideal_cuts, plan.norms, oblivious=oblivious, ideal=ideal, depth=depth,
+            disc=disc)
+        per = dict(zip(ms, values))
+        no_rel = n_rel[relevance_level] == 0
     else:
         if chunk_size is None:
             chunk_size = max(1, CHUNK_ENTRIES // max(n, 1))
-        bounds = [(lo, min(q, lo + chunk_size)) for lo in range(0, q, chunk_size)]
-        parts = (_chunk_numpy(arrays.rows(lo, hi), plan, oblivious, ideal, depth, disc)
-                 for lo, hi in bounds)
-    per = {m: np.empty((4, q)) for m in ms}
-    truncated = np.zeros(q, dtype=bool)
-    no_rel = np.zeros(q, dtype=bool)
-    audit = np.zeros((3, len(plan.audit_cuts), q), dtype=np.int64)
-    for (lo, hi), (sums, aud, trunc, n_rel, ideal_dcg) in zip(bounds, parts):
-        for m, (f, c) in plan.slot.items():
-            per[m][:, lo:hi] = _finish(m, sums[f, c], ideal_dcg, n_rel, relevance_level)
-        truncated[lo:hi] = trunc
-        no_rel[lo:hi] = n_rel[relevance_level] == 0
-        audit[:, :, lo:hi] = aud
+        per = {m: np.empty((4, q)) for m in ms}
+        truncated = np.zeros(q, dtype=bool)
+        no_rel = np.zeros(q, dtype=bool)
+        audit = np.zeros((3, len(plan.audit_cuts), q), dtype=np.int64)
+        for lo in range(0, q, chunk_size):
+            hi = min(q, lo + chunk_size)
+            sums, aud, trunc, n_rel, ideal_dcg = _chunk_numpy(arrays.rows(lo, hi), plan,
+                                                              oblivious, ideal, depth, disc)
+            for m, (f, c) in plan.slot.items():
+                per[m][:, lo:hi] = _finish(m, sums[f, c], ideal_dcg, n_rel, relevance_level)
+            truncated[lo:hi] = trunc
+            no_rel[lo:hi] = n_rel[relevance_level] == 0
+            audit[:, :, lo:hi] = aud
     tie_audit = {k: {"groups": audit[0, j], "docs": audit[1, j], "max_group": audit[2, j]}
                  for j, k in enumerate(plan.audit_cuts)}
     if whole_list_audit:

@@ -13,15 +13,19 @@ and the tie audit at each audit cutoff (groups reaching into the top k, the docu
 the largest of them).
 
 Two implementations compute the same sums with the same floating-point operations in the same
-order, summing positions left to right: :func:`numpy_walk` (vectorised over rows) and the
-compiled walk ``_walk.c`` (one loop per row, built with the package, loaded with ctypes).  The
-oblivious sums agree bit for bit; the others to rounding of the group totals (1e-12).
-``kernel="auto"`` uses the compiled walk when it was built, else numpy.
+order, summing positions left to right: :func:`numpy_walk` (vectorised over the rows of a
+window that :mod:`mteb_stratified.core.evaluate` selected and sorted with numpy) and
+:func:`compiled_evaluate`, which runs ``_walk.c`` (built with the package, loaded with ctypes)
+over whole rows: one pass, one selection, one window sort and one walk per row, with the
+normalisers (relevant counts, ideal DCG), the normalisations and the truncated-tie flags in the
+same pass.  The oblivious values agree bit for bit; the others to the rounding of the group
+totals (1e-12).  ``kernel="auto"`` uses the compiled path when it was built, else numpy.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.machinery
 import importlib.util
 from typing import Sequence
 
@@ -32,7 +36,8 @@ from .kernels import (arrange_within_groups, at_cutoffs, deterministic_contribut
                       expected_contributions)
 from .ties import tie_groups
 
-__all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "ARRANGEMENTS"]
+__all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "ARRANGEMENTS",
+           "NORMS"]
 
 KERNELS = ("auto", "compiled", "numpy")
 #: The arrangements, in the order of the walk's output axis.
@@ -105,21 +110,29 @@ _GRADE_TYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.in
 
 
 def _load():
+    """The compiled function, opened on first use; False when it was not built (or does not
+    load): the numpy path then computes the same values."""
     global _compiled
     if _compiled is None:
-        spec = importlib.util.find_spec("mteb_stratified.core._walk")
-        if spec is None or not spec.origin or not spec.origin.endswith(
-                tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-            _compiled = False
-        else:
-            fn = ctypes.CDLL(spec.origin).evaluate_rows
-            i64, ptr, i32 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
-            fn.argtypes = [i64, i64, ptr, i32, ptr, i32, ptr, ptr, ptr, i64, i32, i32, i64, ptr,
-                           ptr, i64, ptr, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr,
-                           ptr, ptr, ptr, ptr, ptr]
-            fn.restype = ctypes.c_int
-            _compiled = fn
+        _compiled = _open_compiled() or False
     return _compiled
+
+
+def _open_compiled():
+    spec = importlib.util.find_spec("mteb_stratified.core._walk")
+    if spec is None or not spec.origin or not spec.origin.endswith(
+            tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return None
+    try:
+        fn = ctypes.CDLL(spec.origin).evaluate_rows
+    except (OSError, AttributeError):
+        return None
+    i64, ptr, i32 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+    fn.argtypes = [i64, i64, ptr, i32, ptr, i32, ptr, ptr, ptr, i64, i32, i32, i64, ptr, ptr,
+                   i64, ptr, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr,
+                   ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 def compiled_available() -> bool:
@@ -127,16 +140,25 @@ def compiled_available() -> bool:
     return bool(_load())
 
 
+#: Normalisations of the measures (``_walk.c``'s NORM_*): none (RR, Success), by the ideal DCG
+#: (nDCG), by the cutoff (P), by the relevant count (R, AP); a divisor 0 gives 0.
+NORMS = {"none": 0, "ideal": 1, "k": 2, "rel": 3}
+
+
 def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
                       acuts: Sequence[int], levels: Sequence[float], dcgs: Sequence[str],
-                      icuts: Sequence, *, oblivious: str, ideal: str, depth: int,
-                      disc: np.ndarray) -> tuple:
+                      icuts: Sequence, measures: Sequence[tuple], *, oblivious: str,
+                      ideal: str, depth: int, disc: np.ndarray) -> tuple:
     """Every row of ``arrays`` (:class:`~mteb_stratified.core.arrays.RankingArrays`) through
-    ``_walk.c``: selection, window sort and walk in one call, no (Q, N) temporaries.
+    ``_walk.c``: selection, window sort, walk and normalisation in one call, with no (Q, N)
+    temporaries and nothing per query but the results.
 
     ``cuts`` as :func:`numpy_walk` (the whole list passed as the width); ``icuts``: cutoffs of
-    the ideal DCG (``None``: the whole list).  Returns the walk's sums and audit, the
-    truncated-tie flags, ``{level: relevant counts}`` and ``{(dcg, cutoff): ideal DCG}``.
+    the ideal DCG (``None``: the whole list); ``measures``: per measure ``(family index, cut
+    index, norm, slot, k)`` with norm a key of :data:`NORMS` and slot the ideal DCG's
+    ``dcg index * len(icuts) + icut index`` or the level's index.  Returns the measures' values
+    (M, 4, Q) in the order of :data:`ARRANGEMENTS`, the audit, the truncated-tie flags and
+    ``{level: relevant counts}``.
     """
     fn = _load()
     if not fn:
@@ -172,11 +194,13 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
     lv = arr(levels, np.float64)
     dcg_codes = arr([_KIND[("dcg", d)] for d in dcgs], np.int64)
     icut = arr([np.iinfo(np.int64).max if k is None else k for k in icuts], np.int64)
-    out = np.zeros((len(families), len(cuts), 4, q))
+    mfam, mcut, mslot = (arr([m[i] for m in measures], np.int64) for i in (0, 1, 3))
+    mnorm = arr([NORMS[m[2]] for m in measures], np.int64)
+    mk = arr([float(m[4]) for m in measures], np.float64)
+    res = np.empty((len(measures), 4, q))
     audit = np.zeros((3, len(acuts), q), dtype=np.int64)
     trunc = np.zeros(q, dtype=np.uint8)
     nrel = np.zeros((len(levels), q))
-    ideal_dcg = np.zeros((len(dcgs), len(icuts), q))
 
     def p(a):
         return None if a is None else a.ctypes.data
@@ -185,9 +209,8 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
                 _GRADE_TYPES[grades.dtype], p(tb), p(nc), p(qg), nj, int(ideal == "candidates"),
                 int(oblivious == "input"), depth, p(disc), p(inv), len(families), p(kinds),
                 p(fam_levels), len(cuts), p(cut), len(acuts), p(acut), len(levels), p(lv),
-                len(dcgs), p(dcg_codes), len(icuts), p(icut), p(out), p(audit), p(trunc),
-                p(nrel), p(ideal_dcg))
+                len(dcgs), p(dcg_codes), len(icuts), p(icut), len(measures), p(mfam), p(mcut),
+                p(mnorm), p(mslot), p(mk), p(res), p(audit), p(trunc), p(nrel))
     if status != 0:
         raise MemoryError("the compiled walk ran out of memory")
-    return (out, audit, trunc.astype(bool), dict(zip(levels, nrel)),
-            {(d, k): ideal_dcg[i, j] for i, d in enumerate(dcgs) for j, k in enumerate(icuts)})
+    return res, audit, trunc.astype(bool), dict(zip(levels, nrel))

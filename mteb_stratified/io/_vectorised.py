@@ -31,7 +31,6 @@ from ..core.errors import InputError
 ENABLED = True
 
 _BLOCK_BYTES = 1 << 22
-_PARSE_BLOCK = 1 << 20  # pyarrow parses a chunk's blocks of this size on all cores
 _BOM = b"\xef\xbb\xbf"
 # Bytes the line reader splits on (or keeps) where pyarrow would not; a lone '\r' is one too.
 _BYTES = (b"\t", b"\x0b", b"\x0c", b"\x00")
@@ -99,8 +98,8 @@ def _parse(pa, chunk: bytes) -> list:
     try:
         table = csv.read_csv(
             pa.BufferReader(chunk),
-            read_options=csv.ReadOptions(column_names=_COLUMNS, use_threads=True,
-                                         block_size=_PARSE_BLOCK),
+            read_options=csv.ReadOptions(column_names=_COLUMNS, use_threads=False,
+                                         block_size=len(chunk) + 1),
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                            escape_char=False, newlines_in_values=False),
             convert_options=csv.ConvertOptions(
@@ -112,6 +111,25 @@ def _parse(pa, chunk: bytes) -> list:
             raise _Irregular from None  # not 6 fields on every line
         return []
     return table.to_batches()
+
+
+def _batches(pa, raw) -> Iterator:
+    """The record batches of the whole stream, each chunk read, checked and parsed one chunk
+    ahead in a worker thread (pyarrow's parser and file reads release the GIL), so parsing
+    overlaps the joins; the chunks keep their order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chunks = _chunks(raw, _BLOCK_BYTES)
+
+    def parse_next():
+        chunk = next(chunks, None)
+        return None if chunk is None else _parse(pa, chunk)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(parse_next)
+        while (batches := ahead.result()) is not None:
+            ahead = pool.submit(parse_next)
+            yield from batches
 
 
 class _Join:
@@ -280,7 +298,7 @@ def _scan(open_binary: Callable, take: Callable) -> bool:
 
     try:
         pending = None
-        for batch in (b for chunk in _chunks(raw, _BLOCK_BYTES) for b in _parse(pa, chunk)):
+        for batch in _batches(pa, raw):
             q, d, s = (batch.column(name) for name in ("q", "d", "s"))
             for name in ("q", "x", "d", "r", "t"):  # an empty field: spaces the reader splits on
                 if pc.min(pc.binary_length(batch.column(name))).as_py() == 0:
@@ -314,7 +332,12 @@ def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | N
     if not qrels:
         return None
     join = _Join(qrels)
-    return join.finish(missing) if _scan(open_binary, join.add) else None
+    if not _scan(open_binary, join.add):
+        return None
+    try:
+        return join.finish(missing)
+    except _Irregular:  # a qrels-only query's grades: the line reader reports them
+        return None
 
 
 def run_dict(open_binary: Callable) -> dict | None:

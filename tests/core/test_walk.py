@@ -117,6 +117,32 @@ def test_tiebreak_that_is_not_a_rank():
     assert_same(arrays, ["nDCG@2", "RR@3", "P@1", "AP"])
 
 
+def test_repeated_tiebreak_values():
+    """A hand-built tiebreak may repeat inside one score group: both paths then order those
+    entries by column (a stable sort), so the oblivious values agree."""
+    arrays = RankingArrays(("a",), np.array([[0.5, 0.0, 0.5, 0.5]]),
+                           np.array([[0.0, 1.0, 0.0, 1.0]]), np.array([4]),
+                           np.array([[0, 0, 1, 1]]), None)
+    res = assert_same(arrays, ["RR", "nDCG@2", "P@1"])
+    assert res["RR"].oblivious == 0.5  # d2 (rank 1) before d3 (rank 1): the lower column first
+
+
+def test_float32_grades_and_a_level_at_or_below_zero():
+    """Relevant counts compare grades in float64 on both paths (float32 -0.3 is below the
+    float64 level -0.3, so that document is not relevant)."""
+    arrays = from_matrices(np.array([[0.5, 0.4]]), np.array([[-0.3, 1]], dtype=np.float32))
+    res = assert_same(arrays, ["R@2", "P@2", "AP"], relevance_level=-0.3)
+    assert res["R@2"].expected == 1.0
+
+
+def test_depth_is_a_whole_number():
+    arrays = from_matrices([[0.5, 0.5]], [[1, 0]])
+    assert evaluate_arrays(arrays, ["P@1"], depth=2.0).truncated_tie.tolist() == [True]
+    for bad in ("x", 1.5, -1, float("inf")):
+        with pytest.raises(InputError, match="depth"):
+            evaluate_arrays(arrays, ["P@1"], depth=bad)
+
+
 def test_depth_shorter_than_some_lists():
     """A user depth below the longest list: the truncated flag of the shorter, padded rows."""
     qrels = {"a": {"x": 1}, "b": {"y": 1}}

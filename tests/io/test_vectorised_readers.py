@@ -260,6 +260,15 @@ def test_qrels_the_join_refuses_or_cannot_match(tmp_path, qrels):
     assert_same(write(tmp_path / "run", PLAIN), qrels)
 
 
+@pytest.mark.parametrize("grade", [5000, float("nan"), "x"])
+def test_a_bad_grade_of_a_query_only_in_the_qrels(tmp_path, grade):
+    """With missing='zero' the qrels-only queries are joined after the scan: their bad grades
+    still get the line reader's InputError (not the fast path's private hand-over)."""
+    err = assert_same(write(tmp_path / "run", PLAIN), {"q1": {"d1": 1}, "q9": {"d9": grade}},
+                      missing="zero")
+    assert isinstance(err, InputError) and "q9" in str(err)
+
+
 def test_bad_missing_option(tmp_path):
     with pytest.raises(InputError, match="missing='nope'"):
         read_run_arrays(write(tmp_path / "run", PLAIN), QRELS, missing="nope")
