@@ -29,7 +29,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "assemble", "Column",
-           "MAX_GRADE"]
+           "pad_judged", "MAX_GRADE"]
 
 PAD_GRADE = -np.inf
 _CHECK_ENTRIES = 2 ** 18  # entries per block of the input checks (their temporaries stay small)
@@ -137,7 +137,7 @@ def _padded(flat: np.ndarray, mask: np.ndarray | None, shape: tuple, fill) -> np
     return out
 
 
-def _pad_judged(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def pad_judged(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each query's judged grades (``counts[i]`` of ``values``, query after query) sorted
     descending and padded with ``-inf``: ``qrels_grades``."""
     row = np.repeat(np.arange(len(counts)), counts)
@@ -168,7 +168,7 @@ def assemble(qids: Sequence[str], sizes: np.ndarray, columns: list, judged: np.n
     grades = _padded(columns.pop(0).finish(), mask, shape, PAD_GRADE)
     tiebreak = _padded(columns.pop(0).finish(), mask, shape, 0)
     arrays = RankingArrays(tuple(qids), scores, grades, n, tiebreak,
-                           _pad_judged(judged, np.asarray(counts, dtype=np.int64)))
+                           pad_judged(judged, np.asarray(counts, dtype=np.int64)))
     skipped = {"queries_only_in_run": only_run,
                "queries_only_in_qrels": only_qrels if missing == "skip" else [],
                "queries_scored_zero": only_qrels if missing == "zero" else []}

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .arrays import RankingArrays, from_matrices
+from .arrays import RankingArrays, from_matrices, pad_judged
 from .errors import InputError
 from .kernels import at_cutoffs, discount, gain, top_window, trec_eval_key
 from .measures import Measure, parse_measures
@@ -133,12 +133,8 @@ def _best_grades(grades: np.ndarray) -> np.ndarray:
     ranking (grades ≤ 0 have no gain), from one comparison over the row and a sort of the few
     positive entries."""
     rows, cols = np.nonzero(grades > 0)
-    count = np.bincount(rows, minlength=grades.shape[0])
-    out = np.full((grades.shape[0], int(count.max(initial=0))), -np.inf)
-    first = np.zeros(len(count) + 1, dtype=np.int64)
-    np.cumsum(count, out=first[1:])
-    out[rows, np.arange(rows.size) - first[rows]] = grades[rows, cols]
-    return -np.sort(-out, axis=1)
+    return pad_judged(grades[rows, cols].astype(np.float64),
+                      np.bincount(rows, minlength=grades.shape[0]))
 
 
 def _truncated(scores: np.ndarray, nc: np.ndarray, depth: int) -> np.ndarray:
