@@ -6,13 +6,17 @@ Also runs standalone: ``python -m mteb_stratified.cli.precision_sweep --model mi
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 
 from ..core.errors import InputError
 from ._args import int_at_least
 
-MODELS = ("minilm", "smollm2-reranker")
+
+SHORT_MODELS = ("minilm", "smollm2-reranker")
+KINDS = ("bi-encoder", "cross-encoder", "yes-no-reranker")
 REGIME_HELP = "fp32, bf16, fp16, bf16+hps, fp16+hps, scores-bf16"
 
 
@@ -21,30 +25,59 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "precision-sweep", help="audit what each precision regime (fp32/bf16/fp16 ± HPS) costs",
         description="Scores a task under each precision regime and prints one table, a row per "
                     "regime: tie-aware E[nDCG@10], oblivious nDCG@10, range and bias (also for "
-                    "RR@10 and R@100), tie statistics, Spearman/Kendall correlation with fp32, "
-                    "time per query and peak memory. Saves CSV, JSON, Markdown and a PNG of the "
-                    "ranges. With two models it says whether their order flips between the "
-                    "oblivious and the expected value.")
-    p.add_argument("--model", action="append", choices=MODELS, metavar="MODEL",
-                   help=f"model to audit ({', '.join(MODELS)}); repeat for two "
-                        "(default: minilm)")
+                    "RR@10 = MRR@10 and R@100), tie statistics, Spearman/Kendall correlation "
+                    "with fp32, time per query and peak memory. Saves CSV, JSON, a Markdown "
+                    "table in the layout of the HPS paper, and a PNG of the ranges. With two "
+                    "models it says whether their order flips between the oblivious and the "
+                    "expected value.")
+    p.add_argument("--model", action="append", metavar="MODEL",
+                   help="model to audit: minilm or smollm2-reranker (packaged), a "
+                        "sentence-transformers or CrossEncoder folder, a causal-LM folder or "
+                        ".gguf file (a yes/no reranker), or a hub name (from the local cache "
+                        "under HF_HUB_OFFLINE=1); repeat for two (default: minilm)")
+    p.add_argument("--model-kind", action="append", choices=KINDS, metavar="KIND",
+                   help=f"kind of each --model, in order ({', '.join(KINDS)}); inferred from "
+                        "the model's files when omitted")
     p.add_argument("--task", default="nfcorpus",
-                   help="task (default: nfcorpus, its test split)")
+                   help="a BEIR folder, nfcorpus (bundled), or an MTEB retrieval/reranking task "
+                        "name loaded through mteb (default: nfcorpus)")
+    p.add_argument("--split", default=None,
+                   help="split of the task (default: test; an MTEB task's first eval split)")
+    p.add_argument("--hf-subset", default=None, metavar="SUBSET",
+                   help="subset of a multi-subset MTEB task (default: default)")
+    p.add_argument("--first-stage", default=None, metavar="RUN|MODEL",
+                   help="a reranker's candidates: a TREC run file, or a bi-encoder (short "
+                        "name, folder or hub name) run in fp32 (default: the task's own "
+                        "candidates of an MTEB reranking task, else a bi-encoder given as the "
+                        "other --model)")
     p.add_argument("--regimes", nargs="+", default=None, metavar="REGIME",
                    help=f"regimes, space- or comma-separated (default: all: {REGIME_HELP})")
     p.add_argument("--max-queries", type=int_at_least(1), default=None, metavar="N",
                    help="first N judged queries (sorted ids) (default: all)")
     p.add_argument("--rerank-queries", type=int_at_least(1), default=20, metavar="N",
-                   help="smollm2-reranker scores only the first N of those queries; its "
-                        "forward pass is an LM call per pair (default: 20)")
-    p.add_argument("--rerank-depth", type=int_at_least(1), default=10, metavar="K",
-                   help="candidates per query for smollm2-reranker (default: 10)")
+                   help="a reranker scores only the first N of those queries; its forward "
+                        "pass is a model call per pair (default: 20)")
+    p.add_argument("--rerank-depth", type=int_at_least(1), default=None, metavar="K",
+                   help="candidates per query for a reranker (default: 10, or all of an MTEB "
+                        "reranking task's own candidate lists)")
     p.add_argument("--max-length", type=int_at_least(16), default=256, metavar="T",
-                   help="prompt tokens per pair for smollm2-reranker (default: 256)")
+                   help="prompt tokens per pair for a yes/no reranker (default: 256)")
     p.add_argument("--activation", choices=("softmax", "sigmoid"), default="softmax",
-                   help="reranker score: softmax over yes/no, or sigmoid of the yes-no margin "
-                        "(default: softmax)")
-    p.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+                   help="yes/no reranker score: softmax over yes/no, or sigmoid of the yes-no "
+                        "margin (default: softmax)")
+    p.add_argument("--prompt-template", default=None, metavar="NAME|FILE",
+                   help="yes/no reranker prompt: qwen3 (Qwen3-Reranker's, the default), chatml "
+                        "(the same without the empty <think> block; smollm2-reranker's "
+                        "default), or a JSON file with prefix, body, suffix; the body fills "
+                        "{instruction}, {query} and {document}")
+    p.add_argument("--instruction", default=None,
+                   help="the yes/no reranker's <Instruct> line (default: Qwen3-Reranker's)")
+    p.add_argument("--yes-token", default=None, help="answer token read as yes (default: yes)")
+    p.add_argument("--no-token", default=None, help="answer token read as no (default: no)")
+    p.add_argument("--batch-size", type=int_at_least(1), default=None, metavar="N",
+                   help="pairs or texts per forward batch (default: 32; 8 for a yes/no reranker)")
+    p.add_argument("--device", default="cpu",
+                   help="torch device, e.g. cuda (default: cpu); on a GPU bf16 runs natively")
     p.add_argument("-o", "--out", default="runs/precision_sweep", metavar="DIR",
                    help="output folder (default: runs/precision_sweep)")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
@@ -54,39 +87,152 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _specs(args) -> list:
+    """The models, resolved (kinds inferred or checked), bi-encoders first."""
+    from ..adapters.precision.models import resolve_model
+
+    names = list(args.model or ["minilm"])
+    kinds = list(args.model_kind or [])
+    if len(names) > 2:
+        raise InputError(f"{len(names)} models given", fix="give one or two --model")
+    if len(names) != len(set(names)):
+        raise InputError("the same --model is given twice", fix="give two different models")
+    if len(kinds) > len(names):
+        raise InputError(f"{len(kinds)} --model-kind for {len(names)} --model",
+                         fix="give at most one --model-kind per --model, in the same order")
+    options = {"template": args.prompt_template, "instruction": args.instruction,
+               "yes_token": args.yes_token, "no_token": args.no_token}
+    specs = []
+    for i, name in enumerate(names):
+        kind = kinds[i] if i < len(kinds) else None
+        spec = resolve_model(name, kind)
+        if spec.kind == "yes-no-reranker":
+            spec = resolve_model(name, kind, **options)
+        specs.append(spec)
+    if args.device.startswith("cuda"):
+        from ..adapters.precision._torch import check_dtype_supported
+
+        check_dtype_supported("float32", args.device)  # no GPU: a clear error before any load
+    specs.sort(key=lambda s: s.kind != "bi-encoder")  # a bi-encoder can be the first stage
+    _check_options(args, specs, options)
+    return specs
+
+
+def _check_options(args, specs: list, options: dict) -> None:
+    """Options that would be ignored, and reranker settings that would fail only after a
+    long bi-encoder sweep, fail here, before any model loads."""
+    from ..adapters.precision.models import load_tokenizer, resolve_model
+    from ..adapters.precision.reranker import get_template, yes_no_token_ids
+
+    kinds = {s.kind for s in specs}
+    given = [f"--{k.replace('_', '-')}" for k, v in options.items() if v is not None]
+    if given and "yes-no-reranker" not in kinds:
+        raise InputError(f"{', '.join(given)} set a yes/no reranker's prompt, and no --model is "
+                         "one", fix="drop them, or add a yes/no reranker as --model")
+    rerankers = kinds - {"bi-encoder"}
+    if args.first_stage is not None:
+        if not rerankers:
+            raise InputError("--first-stage gives a reranker its candidates, and no --model is "
+                             "a reranker", fix="drop --first-stage: a bi-encoder retrieves "
+                                               "over the whole corpus")
+        first = args.first_stage
+        if os.path.isfile(first) and not first.lower().endswith(".gguf"):
+            from ..io import read_run
+
+            read_run(first)  # a malformed run fails now, at its line
+        elif not os.path.exists(first) and (os.sep in first or first.lower().endswith(
+                (".trec", ".run", ".txt", ".tsv", ".gz"))):
+            raise InputError(f"--first-stage {first}: no such file",
+                             fix="give an existing TREC run file, or a bi-encoder model")
+        else:
+            spec = resolve_model(first)
+            if spec.kind != "bi-encoder":
+                raise InputError(f"the first stage {spec.name!r} is a {spec.kind}; it must be a "
+                                 "TREC run file or a bi-encoder",
+                                 fix="pass --first-stage RUN.trec or a sentence-transformers "
+                                     "bi-encoder (e.g. minilm)")
+    for spec in specs:
+        if spec.kind == "yes-no-reranker":
+            get_template(spec.options.get("template") or "qwen3")
+            yes_no_token_ids(load_tokenizer(spec), spec.options.get("yes_token") or "yes",
+                             spec.options.get("no_token") or "no")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..adapters.precision.regimes import parse_regimes
-    from ..adapters.precision.sweep import (describe_flips, order_flips, run_sweep,
-                                            save_results)
+    from ..adapters.precision.sweep import load_task
 
     from ..io.outputs import output_dir
 
     output_dir(args.out, option="-o/--out")  # a file there (or above) fails before any model
     regimes = parse_regimes(args.regimes)  # unknown names fail here, before any model loads
-    models = list(dict.fromkeys(args.model or ["minilm"]))
-    if len(models) > 2:
-        raise InputError(f"{len(models)} models given", fix="give one or two --model")
-    if "minilm" in models:  # the reranker's first stage comes from the MiniLM sweep
-        models.sort(key=lambda m: m != "minilm")
+    specs = _specs(args)
     t0 = time.perf_counter()
 
     def say(msg: str) -> None:
         if not args.quiet:
             print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
+    task = load_task(args.task, args.split, subset=args.hf_subset)
+    if args.hf_subset is not None and task.source != "mteb":
+        raise InputError(f"--hf-subset picks a subset of an MTEB task, and {task.name} is a "
+                         f"{task.source} folder", fix="drop --hf-subset")
+    if any(s.kind != "bi-encoder" for s in specs) and args.first_stage is None \
+            and not task.top_ranked and specs[0].kind != "bi-encoder":
+        reranker = next(s for s in specs if s.kind != "bi-encoder")
+        raise InputError(f"{reranker.name} is a {reranker.kind}: it reranks a first stage, and "
+                         f"none is given (task {task.name} has no candidate lists)",
+                         fix="pass --first-stage RUN.trec (a TREC run of this task) or "
+                             "--first-stage minilm (any bi-encoder), or add a bi-encoder as "
+                             "another --model")
+    with _quiet_loading(args.quiet):
+        results = _sweep_all(args, specs, task, regimes, say)
+    _report(args, results)
+    return 0
+
+
+@contextlib.contextmanager
+def _quiet_loading(quiet: bool):
+    """With --quiet, transformers' own progress bars (weight loading) are off for the run, and
+    put back as they were afterwards."""
+    hf_logging = None
+    if quiet:
+        try:
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            hf_logging = None
+    was_on = hf_logging.is_progress_bar_enabled() if hf_logging else False
+    if hf_logging and was_on:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hf_logging and was_on:
+            hf_logging.enable_progress_bar()
+
+
+def _sweep_all(args, specs: list, task, regimes, say) -> list:
+    from ..adapters.precision.sweep import run_sweep
+
     results = []
-    for name in models:
+    for spec in specs:
         limit = args.max_queries
-        first = None
-        if name == "smollm2-reranker":
+        first = args.first_stage
+        if spec.kind != "bi-encoder":
             limit = min(limit or args.rerank_queries, args.rerank_queries)
-            if results:  # the MiniLM sweep's fp32 scores of the same (sorted) queries
-                first = results[0].reference_scores[:limit]
-        results.append(run_sweep(name, args.task, regimes, max_queries=limit,
+            if first is None and not task.top_ranked and results:
+                first = results[0]  # the bi-encoder's fp32 scores of the same queries
+        results.append(run_sweep(spec, task, regimes, max_queries=limit,
                                  device=args.device, rerank_depth=args.rerank_depth,
                                  max_length=args.max_length, activation=args.activation,
-                                 first_stage=first, progress=say,
+                                 first_stage=first, batch_size=args.batch_size, progress=say,
                                  progress_bars=not args.quiet))
+    return results
+
+
+def _report(args, results: list) -> None:
+    from ..adapters.precision.sweep import describe_flips, order_flips, save_results
+
     flips = order_flips(results[0], results[1]) if len(results) == 2 else []
     for res in results:
         print(f"\n{res.model} on {res.task}: {res.settings['queries']} queries, "
@@ -102,7 +248,6 @@ def run(args: argparse.Namespace) -> int:
     print("\nsaved: " + ", ".join(paths.values()))
     for res in results:
         print(sweep_summary_line(res))
-    return 0
 
 
 def sweep_summary_line(res) -> str:
@@ -129,6 +274,7 @@ def main(argv=None) -> int:
             raise
         print(f"mteb-stratified precision-sweep: error: {exc}", file=sys.stderr)
         return 2
+
 
 
 if __name__ == "__main__":

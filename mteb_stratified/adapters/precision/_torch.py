@@ -20,8 +20,10 @@ DTYPE_NAMES = {"float32": ("float32", "fp32", "f32", "float"),
 _ALIASES = {alias: name for name, aliases in DTYPE_NAMES.items() for alias in aliases}
 
 
-class PrecisionUnsupportedError(RuntimeError):
-    """The device cannot run an operation in the requested dtype (e.g. fp16 matmul on a CPU)."""
+class PrecisionUnsupportedError(InputError, RuntimeError):
+    """The device cannot run an operation in the requested dtype (e.g. fp16 matmul on a CPU,
+    or ``--device cuda`` without a GPU): a choice the user can fix, so the CLI prints it and
+    exits 2 like any :class:`InputError`."""
 
 
 def torch_module():
@@ -70,12 +72,21 @@ def check_dtype_supported(dtype, device="cpu") -> None:
     error = None
     try:
         _probe(torch, getattr(torch, name), device)
-    except (RuntimeError, AssertionError, TypeError) as exc:  # torch raises these for bad dtype/device
+    except (RuntimeError, AssertionError, TypeError, ValueError) as exc:  # bad dtype/device
+        if name == "float32":  # fp32 runs everywhere: the device itself is the problem
+            error = PrecisionUnsupportedError(
+                f"device {device!r} is not available to this torch build (torch "
+                f"{torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                fix="pass --device cpu, or cuda / cuda:N on a machine with a CUDA GPU and the "
+                    "CUDA build of torch")
+            _CHECKED[key] = error
+            raise error
         error = PrecisionUnsupportedError(
             f"{name} is not supported on device {device!r} by this torch build "
-            f"(torch {torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}. "
-            f"Fix: pick a regime this hardware runs (fp32 always works; bf16 needs a CPU or GPU "
-            f"with bf16 kernels, fp16 a GPU or a recent CPU build), or pass another --device.")
+            f"(torch {torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            fix="pick a regime this hardware runs (fp32 always works; bf16 needs a CPU or GPU "
+                "with bf16 kernels, fp16 a GPU or a recent CPU build), or pass another --device "
+                "(--device cuda needs a CUDA GPU and the CUDA build of torch)")
     _CHECKED[key] = error
     if error is not None:
         raise error

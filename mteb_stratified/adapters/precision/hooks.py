@@ -205,6 +205,29 @@ def upcast_head(root, num_labels: int, dtype):
         setattr(parent, attr, original)
 
 
+def _pooled(h, out, features) -> tuple:
+    """The head's (input, output) rows that became the scores, one per pair.
+
+    An encoder's head sees one pooled vector per pair: (B, hidden). A decoder turned
+    classifier (``*ForSequenceClassification`` of Llama, Qwen, ...) applies its head at every
+    position, (B, T, hidden), and keeps each pair's last real token: the last position of the
+    attention mask, whichever side the padding is on. The caller checks that the rows picked
+    are the model's scores.
+    """
+    if h is None or out is None:
+        return None, None
+    if h.ndim == 2:
+        return h, out
+    mask = features.get("attention_mask") if hasattr(features, "get") else None
+    if h.ndim != 3 or mask is None or mask.shape != h.shape[:2]:
+        return None, None
+    torch = torch_module()
+    last = mask.shape[1] - 1 - torch.flip(mask, dims=[1]).to(torch.long).argmax(dim=1)
+    rows = torch.arange(h.shape[0], device=h.device)
+    last = last.to(h.device)
+    return h[rows, last], out[rows, last]
+
+
 class CrossEncoderScorer:
     """A sentence-transformers ``CrossEncoder`` whose head and activation run in ``score_dtype``.
 
@@ -250,16 +273,112 @@ class CrossEncoderScorer:
 
     def predict(self, pairs: Sequence[tuple]):
         """Scores of (query, document) pairs after the activation, in ``score_dtype``."""
-        logits = self.logits(pairs)
+        return self._activate(self.logits(pairs))
+
+    def _activation_kind(self) -> str:
+        """``activation`` resolved: with one label, the model's own ``activation_fn`` (identity:
+        the raw logit) and otherwise sigmoid; with more labels, the softmax probability of the
+        last label (a sigmoid when the model says so)."""
         kind = self.activation
-        if kind == "auto":
-            kind = "sigmoid" if self.num_labels == 1 else "softmax"
+        if kind != "auto":
+            return kind
+        own = type(getattr(self.model, "activation_fn", None)).__name__
+        if self.num_labels > 1:  # p(last label); sentence-transformers sets Identity here
+            return "sigmoid" if own == "Sigmoid" else "softmax"
+        return {"Identity": "none"}.get(own, "sigmoid")
+
+    def _activate(self, logits):
+        kind = self._activation_kind()
         if kind == "none":
-            return logits
+            return logits.reshape(-1) if self.num_labels == 1 else logits[..., -1]
         if kind == "sigmoid":
-            return scoring.sigmoid(logits.reshape(-1) if self.num_labels == 1 else logits,
+            return scoring.sigmoid(logits.reshape(-1) if self.num_labels == 1 else logits[..., -1],
                                    score_dtype=self.score_dtype)
         return scoring.softmax_last(logits, score_dtype=self.score_dtype)
+
+    # ------------------------------------------------------------------ forward / scoring split
+    def head(self):
+        """The scoring head: the last ``nn.Linear`` with ``num_labels`` outputs."""
+        torch = torch_module()
+        root = self.model if isinstance(self.model, torch.nn.Module) else self.model.model
+        found = None
+        for _, module in root.named_modules():
+            if isinstance(module, torch.nn.Linear) and module.out_features == self.num_labels:
+                found = module
+        if found is None:
+            raise InputError(f"{type(self.model).__name__} has no Linear layer with "
+                             f"{self.num_labels} outputs (its scoring head)",
+                             fix="pass a CrossEncoder whose scores come from a Linear head")
+        return found
+
+    def head_inputs(self, pairs: Sequence[tuple], *, progress: bool = False):
+        """The scoring head's inputs h (N, hidden) in the model dtype, in input order: the whole
+        forward pass; :meth:`scores_from_head_inputs` is the (cheap) scoring part.
+
+        Pairs are batched by length. Each batch checks that the head's output is the model's
+        score, so a model that transforms its logits after the head is refused, not mis-scored.
+        """
+        torch = torch_module()
+        pairs = [tuple(p) for p in pairs]
+        head = self.head()
+        if not pairs:
+            return torch.empty(0, head.in_features, dtype=head.weight.dtype)
+        if not hasattr(self.model, "preprocess"):
+            raise InputError("this sentence-transformers CrossEncoder has no preprocess() "
+                             "(sentence-transformers < 6)",
+                             fix='upgrade: pip install "sentence-transformers>=6"')
+        from sentence_transformers.util import batch_to_device
+
+        order = sorted(range(len(pairs)), key=lambda i: -sum(len(str(x)) for x in pairs[i]))
+        resolve = getattr(self.model, "_resolve_prompt", None)  # the model's default prompt
+        prompt = resolve(None, None) if callable(resolve) else None
+        seen: dict = {}
+        handles = [head.register_forward_pre_hook(lambda m, args: seen.__setitem__("in", args[0])),
+                   head.register_forward_hook(lambda m, args, out: seen.__setitem__("out", out))]
+        starts = range(0, len(order), self.batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="cross-encoder batches", unit="batch")
+        chunks = []
+        try:
+            self.model.eval()
+            with torch.inference_mode():
+                for lo in starts:
+                    seen.clear()
+                    batch = [pairs[i] for i in order[lo:lo + self.batch_size]]
+                    features = batch_to_device(self.model.preprocess(batch, prompt=prompt),
+                                               self.model.device)
+                    scores = self.model(features)["scores"]
+                    h, out = _pooled(seen.get("in"), seen.get("out"), features)
+                    if h is None or out.shape != scores.shape or not torch.equal(out, scores):
+                        raise InputError(
+                            f"the scores of {type(self.model).__name__} are not the output of "
+                            "its last Linear layer (at one position per pair)",
+                            fix="the sweep splits the forward pass from the scoring at the last "
+                                "Linear layer; this model's scores come from elsewhere, so it "
+                                "cannot be swept (hps() still upcasts its activation)")
+                    chunks.append(h.detach())
+        finally:
+            for handle in handles:
+                handle.remove()
+        h = torch.cat(chunks)
+        inverse = torch.empty(len(order), dtype=torch.long)
+        inverse[torch.tensor(order)] = torch.arange(len(order))
+        return h[inverse.to(h.device)]
+
+    def scores_from_head_inputs(self, hidden):
+        """Scores from head inputs (see :meth:`head_inputs`): ℓ = cast(h)·cast(W)ᵀ + cast(b),
+        then the activation, all in ``score_dtype`` (None: the model's dtype, which is what the
+        model's own head computes)."""
+        torch = torch_module()
+        head = self.head()
+        dtype = to_torch_dtype(self.score_dtype) if self.score_dtype else head.weight.dtype
+        with torch.inference_mode(), torch.autocast(device_type=hidden.device.type, enabled=False):
+            bias = None if head.bias is None else head.bias.detach().to(hidden.device, dtype)
+            logits = torch.nn.functional.linear(hidden.to(dtype),
+                                                head.weight.detach().to(hidden.device, dtype), bias)
+            return self._activate(logits)
 
     def score(self, query: str, documents: Sequence[str]):
         return self.predict([(query, d) for d in documents])

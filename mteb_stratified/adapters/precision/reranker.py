@@ -32,7 +32,7 @@ from . import scoring
 from ._torch import dtype_name, to_torch_dtype, torch_module
 
 __all__ = ["PromptTemplate", "QWEN3_RERANKER", "CHATML_RERANKER", "DEFAULT_INSTRUCTION",
-           "YesNoReranker", "yes_no_token_ids"]
+           "TEMPLATES", "get_template", "YesNoReranker", "yes_no_token_ids"]
 
 DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
 
@@ -64,6 +64,70 @@ _BODY = "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {document}"
 QWEN3_RERANKER = PromptTemplate(_SYSTEM, _BODY,
                                 "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
 CHATML_RERANKER = PromptTemplate(_SYSTEM, _BODY, "<|im_end|>\n<|im_start|>assistant\n")
+#: The named templates of ``precision-sweep --prompt-template``.
+TEMPLATES = {"qwen3": QWEN3_RERANKER, "chatml": CHATML_RERANKER}
+_FIELDS = ("instruction", "query", "document")
+
+
+def _check_body(body: str, source: str) -> None:
+    """A body may use only ``{instruction}``, ``{query}`` and ``{document}`` (no attribute,
+    index, conversion or format spec) and must use the last two; ``{{``/``}}`` are braces."""
+    import string
+
+    try:
+        parts = list(string.Formatter().parse(body))
+    except ValueError as exc:
+        raise InputError(f"the prompt body is not a valid template: {exc}", source=source,
+                         fix="write {query} and {document} (and optionally {instruction}); "
+                             "double a literal brace: {{ }}") from None
+    used = set()
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if name not in _FIELDS or spec or conversion:
+            raise InputError(f"the prompt body uses {{{name}{'!' + conversion if conversion else ''}"
+                             f"{':' + spec if spec else ''}}}; only {{instruction}}, {{query}} "
+                             "and {document} are filled in", source=source,
+                             fix="use only those three fields; double a literal brace: {{ }}")
+        used.add(name)
+    missing = [f for f in ("query", "document") if f not in used]
+    if missing:
+        raise InputError(f"the prompt body has no {{{missing[0]}}}", source=source,
+                         fix="the body must contain {query} and {document}")
+
+
+def get_template(spec: "str | PromptTemplate") -> PromptTemplate:
+    """A named template (``qwen3``, ``chatml``) or one read from a JSON file holding the strings
+    ``prefix``, ``body`` and ``suffix``. Only the body is filled in (see :func:`_check_body`);
+    the prefix and suffix are used as written."""
+    import json
+    import os
+
+    if isinstance(spec, PromptTemplate):
+        return spec
+    key = str(spec).strip()
+    if key.lower() in TEMPLATES:
+        return TEMPLATES[key.lower()]
+    if not os.path.isfile(key):
+        looks_like_file = os.sep in key or key.lower().endswith(".json")
+        raise InputError(f"prompt template file {key!r} not found" if looks_like_file
+                         else f"unknown prompt template {spec!r}",
+                         fix=f"use {', '.join(TEMPLATES)} or a JSON file with prefix, body, suffix")
+    try:
+        with open(key, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the prompt template: {exc}", source=key,
+                         fix='write {"prefix": "...", "body": "...{query}...{document}...", '
+                             '"suffix": "..."} in UTF-8') from None
+    if not isinstance(data, dict) or set(data) != {"prefix", "body", "suffix"} \
+            or not all(isinstance(v, str) for v in data.values()):
+        raise InputError("the prompt template must be a JSON object with exactly the strings "
+                         "prefix, body and suffix", source=key,
+                         fix='e.g. {"prefix": "", "body": "Query: {query}\\nDocument: {document}", '
+                             '"suffix": "\\nRelevant:"}')
+    _check_body(data["body"], key)
+    return PromptTemplate(data["prefix"], data["body"], data["suffix"])
 
 
 def yes_no_token_ids(tokenizer, yes: str = "yes", no: str = "no") -> tuple:
@@ -79,13 +143,13 @@ def yes_no_token_ids(tokenizer, yes: str = "yes", no: str = "no") -> tuple:
             raise InputError(
                 f"the tokenizer has no single token for {word!r} (it splits into {len(pieces)} "
                 f"tokens {pieces}); a yes/no reranker reads one logit per answer",
-                fix="pass yes_token=/no_token= spellings that are single tokens of this tokenizer "
-                    "(e.g. 'Yes'/'No' or with a leading space), or use a model whose vocabulary "
-                    "holds 'yes' and 'no'")
+                fix="pass answer spellings that are single tokens of this tokenizer "
+                    "(--yes-token/--no-token, or yes_token=/no_token= in Python; e.g. 'Yes'/'No' "
+                    "or with a leading space), or use a model whose vocabulary holds them")
         unk = getattr(tokenizer, "unk_token_id", None)
         if unk is not None and pieces[0] == unk:
             raise InputError(f"{word!r} maps to the unknown token of this tokenizer",
-                             fix="pass yes_token=/no_token= spellings in its vocabulary")
+                             fix="pass answer spellings in its vocabulary (--yes-token/--no-token)")
         ids[word] = int(pieces[0])
     if ids[yes] == ids[no]:
         raise InputError(f"{yes!r} and {no!r} map to one token id {ids[yes]}",
@@ -215,22 +279,22 @@ class YesNoReranker:
         with torch.inference_mode():
             for lo in starts:
                 idx = order[lo:lo + self.batch_size]
-                chunks.append(self._hidden_last([encoded[i] for i in idx]).cpu())
-        h = torch.cat(chunks)
+                chunks.append(self._hidden_last([encoded[i] for i in idx]))
+        h = torch.cat(chunks)  # stays on the model's device: scoring runs there too
         inverse = torch.empty(len(order), dtype=torch.long)
         inverse[torch.tensor(order)] = torch.arange(len(order))
-        return h[inverse]
+        return h[inverse.to(h.device)]
 
     def logits_from_hidden(self, hidden):
         """(ℓ_yes, ℓ_no) = cast(h) · cast(W[[yes, no]])ᵀ (+ bias), in ``score_dtype`` or the model's."""
         torch = torch_module()
         head = self.model.get_output_embeddings()
         ids = [self.yes_id, self.no_id]
-        rows = head.weight[ids].detach().cpu()
+        rows = head.weight[ids].detach().to(hidden.device)
         bias = getattr(head, "bias", None)
-        bias = None if bias is None else bias[ids].detach().cpu()
+        bias = None if bias is None else bias[ids].detach().to(hidden.device)
         dtype = to_torch_dtype(self.score_dtype) if self.score_dtype else rows.dtype
-        with torch.inference_mode(), torch.autocast(device_type="cpu", enabled=False):
+        with torch.inference_mode(), torch.autocast(device_type=hidden.device.type, enabled=False):
             two = torch.nn.functional.linear(hidden.to(dtype), rows.to(dtype),
                                              None if bias is None else bias.to(dtype))
         two = self._post_logits(two)

@@ -17,9 +17,11 @@ Regimes that share a model dtype (``bf16`` and ``bf16+hps``; ``fp32`` and ``scor
 one forward pass — it is bit-identical — and differ only in the scoring step; the forward time
 is counted in full in each of them.
 
-Models: ``minilm`` retrieves over the full corpus (3,633 NFCorpus documents); ``smollm2-reranker``
-reranks the top ``rerank_depth`` fp32 MiniLM candidates of each query (a subset of queries:
-its forward pass is a 135M-parameter LM per pair).
+Models (see :mod:`.models`): a bi-encoder (``minilm`` or any sentence-transformers model)
+retrieves over the whole corpus; a cross-encoder or a yes/no reranker (``smollm2-reranker`` or
+any causal LM) reranks the top ``rerank_depth`` candidates of each query from a first stage
+(:func:`first_stage_candidates`: a TREC run, a bi-encoder, or the task's own candidate lists).
+Tasks (see :mod:`.tasks`): a BEIR folder, the bundled NFCorpus, or an MTEB task name.
 """
 
 from __future__ import annotations
@@ -36,15 +38,23 @@ from ...core.errors import InputError
 from ...core.jsonsafe import dumps_json
 from ...io.corpus_text import doc_text
 from ...io.outputs import atomic_write
-from .models import MODEL_NAMES
-from .regimes import Regime, parse_regimes
+from .models import ModelSpec, load_model, resolve_model
+from .regimes import Regime, get_regime, parse_regimes
+from .reranker import DEFAULT_INSTRUCTION
 from .resources import measure
+from ...report.html import md_cell
+from .tasks import SweepTask, candidates_from_run
+from .tasks import load_task as _load_task
 
 __all__ = ["SweepRow", "SweepResult", "run_sweep", "order_flips", "describe_flips",
-           "plot_ranges", "save_results", "format_table", "SweepModel", "TASKS", "MEASURES"]
+           "plot_ranges", "save_results", "format_table", "format_paper_table", "SweepModel",
+           "BiEncoderSweep", "CrossEncoderSweep", "RerankerSweep", "build_model", "load_task",
+           "first_stage_candidates", "top_candidates", "MEASURES"]
 
-TASKS = ("nfcorpus",)
 MEASURES = ("nDCG@10", "RR@10", "R@100")
+#: Candidates per query a reranker takes from a first stage when no depth is given (a task's own
+#: candidate lists are then taken whole).
+DEFAULT_DEPTH = 10
 def _field(measure: str) -> str:
     """The :class:`SweepRow` field prefix of a measure: ``nDCG@10`` -> ``ndcg10``."""
     return measure.replace("@", "").lower()
@@ -100,6 +110,10 @@ class SweepResult:
     queries: tuple = ()
     #: ``{regime: {measure: {"expected": (Q,) array, "oblivious": (Q,) array}}}``.
     per_query: dict = field(default_factory=dict, repr=False, compare=False)
+    #: the query ids of ``reference_scores``, in order.
+    reference_qids: tuple = field(default=(), repr=False, compare=False)
+    #: for a bi-encoder, the document ids every ``reference_scores`` row is over.
+    reference_docs: tuple = field(default=(), repr=False, compare=False)
 
     def row(self, regime: str) -> SweepRow:
         for r in self.rows:
@@ -130,6 +144,35 @@ _COLUMNS = (  # (header, attribute, format)
     ("spearman", "spearman_vs_fp32", "{:.5f}"), ("kendall", "kendall_vs_fp32", "{:.5f}"),
     ("ms/query", "ms_per_query", "{:.1f}"), ("peak MiB", "peak_memory_mib", "{:.0f}"),
 )
+
+
+_PAPER_COLUMNS = (  # (header, attribute, format): the HPS paper's layout, values in %
+    ("Regime", "regime", "{}"),
+    ("nDCG@10 E[M] (%)", "ndcg10_expected", "{:.2f}"), ("Range", "ndcg10_range", "{:.2f}"),
+    ("Bias", "ndcg10_bias", "{:+.2f}"),
+    ("MRR@10 E[M] (%)", "rr10_expected", "{:.2f}"), ("Range", "rr10_range", "{:.2f}"),
+    ("Bias", "rr10_bias", "{:+.2f}"),
+)
+_TIE_COLUMNS = (
+    ("distinct/q", "distinct_scores_per_query", "{:.1f}"),
+    ("tied@10", "tied_share_at_10", "{:.1%}"), ("tied@100", "tied_share_at_100", "{:.1%}"),
+    ("mean grp@100", "mean_tie_group_at_100", "{:.3f}"), ("max grp", "max_tie_group_at_100", "{}"),
+)
+
+
+def format_paper_table(rows: Sequence[SweepRow]) -> str:
+    """A Markdown table laid out like the HPS paper's: per regime, E[M], range and bias of
+    nDCG@10 and MRR@10 (= RR@10) in percentage points, then the distinct-score and tie
+    statistics (distinct scores per query, share of queries with a tie reaching into the top
+    10 / top 100, mean and largest tie group in the top 100)."""
+    head = [c[0] for c in _PAPER_COLUMNS + _TIE_COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        cells = [fmt.format(getattr(r, a) * (100 if i else 1) if i else getattr(r, a))
+                 for i, (_, a, fmt) in enumerate(_PAPER_COLUMNS)]
+        cells += [fmt.format(getattr(r, a)) for _, a, fmt in _TIE_COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def format_table(rows: Sequence[SweepRow], markdown: bool = False) -> str:
@@ -174,13 +217,29 @@ def _finish_scores(scores, regime: Regime):
     return round_scores(scores, regime.cast_scores_to) if regime.cast_scores_to else scores
 
 
-class BiEncoderSweep:
-    """``minilm``: full-corpus retrieval; every document is a candidate of every query."""
+def _top(scores, doc_ids: Sequence[str], order: np.ndarray, depth: int) -> list:
+    """The ``depth`` best of one query's scores in trec_eval order (score, then doc id,
+    descending); ``order`` sorts ``doc_ids`` by id descending."""
+    s = np.asarray(scores, dtype=np.float64)[order]
+    top = order[np.argsort(-s, kind="stable")[:depth]]
+    return [doc_ids[i] for i in top]
 
-    name = "minilm"
+
+def top_candidates(doc_ids: Sequence[str], scores: Sequence, depth: int) -> list:
+    """Per query, the top ``depth`` of ``doc_ids`` by score (ties: doc id descending)."""
+    order = np.array(sorted(range(len(doc_ids)), key=lambda i: doc_ids[i], reverse=True),
+                     dtype=np.int64)
+    return [_top(row, doc_ids, order, depth) for row in scores]
+
+
+class BiEncoderSweep:
+    """A bi-encoder (``minilm`` or any sentence-transformers model): full-corpus retrieval,
+    every document is a candidate of every query."""
 
     def __init__(self, dataset, qids: list, *, device: str = "cpu", batch_size: int = 32,
-                 doc_ids: "Sequence[str] | None" = None) -> None:
+                 doc_ids: "Sequence[str] | None" = None, spec: "ModelSpec | None" = None) -> None:
+        self.spec = spec or resolve_model("minilm")
+        self.name = self.spec.name
         self.dataset = dataset
         self.qids = list(qids)
         self.doc_ids = list(dataset.corpus) if doc_ids is None else list(doc_ids)
@@ -189,9 +248,7 @@ class BiEncoderSweep:
         self.batch_size = batch_size
 
     def prepare(self, model_dtype: str) -> None:
-        from .models import load_minilm
-
-        self._model = (model_dtype, load_minilm(model_dtype, self.device))
+        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
 
     def forward(self, model_dtype: str):
         from .hooks import BiEncoderScorer
@@ -216,72 +273,120 @@ class BiEncoderSweep:
         self._model = (None, None)
 
 
-class RerankerSweep:
-    """``smollm2-reranker``: reranks the top ``depth`` fp32 MiniLM candidates of each query."""
+class _PairSweep:
+    """A model that scores (query, candidate) pairs given by a first stage."""
 
-    name = "smollm2-reranker"
-
-    def __init__(self, dataset, qids: list, *, device: str = "cpu", depth: int = 10,
-                 max_length: int = 256, batch_size: int = 8, activation: str = "softmax",
-                 first_stage: "list | None" = None) -> None:
+    def __init__(self, dataset, qids: list, candidates: list, spec: ModelSpec, *,
+                 device: str = "cpu", batch_size: int = 8, first_stage: str = "") -> None:
+        if len(candidates) != len(qids):
+            raise InputError(f"{len(candidates)} candidate lists for {len(qids)} queries",
+                             fix="give one candidate list per query")
+        self.spec = spec
+        self.name = spec.name
         self.dataset = dataset
         self.qids = list(qids)
+        self.candidates = [list(c) for c in candidates]
         self.device = device
-        self.depth = depth
-        self.max_length = max_length
         self.batch_size = batch_size
-        self.activation = activation
-        if first_stage is None:
-            first = BiEncoderSweep(dataset, self.qids, device=device)
-            state = first.forward("float32")
-            first_stage = first.scores(state, parse_regimes("fp32")[0])
-            doc_ids = first.doc_ids
-        else:
-            doc_ids = list(dataset.corpus)
-        self.candidates = []
-        for row in first_stage:
-            top = np.argsort(-np.asarray(row, dtype=np.float64), kind="stable")[:depth]
-            self.candidates.append([doc_ids[i] for i in top])
-        self._base = None
+        self.first_stage = first_stage
+
+    def pairs(self) -> list:
+        return [(self.dataset.queries[q], doc_text(self.dataset.corpus[d], style="beir"))
+                for q, cands in zip(self.qids, self.candidates) for d in cands]
+
+    def split(self, flat) -> list:
+        out, pos = [], 0
+        for cands in self.candidates:
+            out.append(flat[pos:pos + len(cands)])
+            pos += len(cands)
+        return out
+
+    def release(self) -> None:
+        self._model = (None, None)
+
+
+class CrossEncoderSweep(_PairSweep):
+    """A sentence-transformers ``CrossEncoder`` reranking a first stage's candidates.
+
+    The forward pass keeps the input of the scoring head (the last ``Linear``); each regime then
+    runs the head and the activation in its score dtype (see :class:`.hooks.CrossEncoderScorer`).
+    """
 
     def prepare(self, model_dtype: str) -> None:
-        """Load SmolLM2 once (fp32) and cast a copy to ``model_dtype``."""
-        import copy
-
-        from ._torch import check_dtype_supported, to_torch_dtype
-        from .models import load_smollm2
-
-        if self._base is None:
-            self._base = load_smollm2("float32", self.device)
-        model, tokenizer = self._base
-        if model_dtype != "float32":
-            check_dtype_supported(model_dtype, self.device)
-            model = copy.deepcopy(model).to(to_torch_dtype(model_dtype))
-        self._model = (model_dtype, model, tokenizer)
+        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
 
     def forward(self, model_dtype: str):
-        from .reranker import YesNoReranker
+        from .hooks import CrossEncoderScorer
 
         if getattr(self, "_model", (None,))[0] != model_dtype:
             self.prepare(model_dtype)
-        _, model, tokenizer = self._model
-        rr = YesNoReranker(model, tokenizer, max_length=self.max_length,
-                           batch_size=self.batch_size, activation=self.activation)
-        pairs = [(self.dataset.queries[q], doc_text(self.dataset.corpus[d], style="beir"))
-                 for q, cands in zip(self.qids, self.candidates) for d in cands]
-        return rr, rr.last_hidden(pairs, progress=getattr(self, "progress_bars", False))
+        scorer = CrossEncoderScorer(self._model[1], batch_size=self.batch_size)
+        return scorer, scorer.head_inputs(self.pairs(),
+                                          progress=getattr(self, "progress_bars", False))
 
-    def release(self) -> None:
-        self._model = (None, None, None)
+    def scores(self, state, regime: Regime) -> list:
+        scorer, hidden = state
+        flat = scorer.with_score_dtype(regime.score_dtype).scores_from_head_inputs(hidden)
+        return self.split(_finish_scores(flat, regime).cpu())
+
+
+class RerankerSweep(_PairSweep):
+    """A causal LM as a yes/no reranker (``smollm2-reranker``, or any causal LM) over a first
+    stage's candidates; prompt, instruction and answer tokens from ``spec.options``."""
+
+    def __init__(self, dataset, qids: list, candidates: list, spec: "ModelSpec | None" = None,
+                 *, device: str = "cpu", max_length: int = 256, batch_size: int = 8,
+                 activation: str = "softmax", first_stage: str = "") -> None:
+        super().__init__(dataset, qids, candidates, spec or resolve_model("smollm2-reranker"),
+                         device=device, batch_size=batch_size, first_stage=first_stage)
+        self.depth = max((len(c) for c in self.candidates), default=0)
+        self.max_length = max_length
+        self.activation = activation
+        self._base = None
+
+    def prepare(self, model_dtype: str) -> None:
+        """Load the LM once, in fp32 on the CPU (a GGUF file dequantises once), and put a copy in
+        ``model_dtype`` on the device: the device holds one model at a time."""
+        import copy
+
+        from ._torch import check_dtype_supported, to_torch_dtype
+
+        check_dtype_supported(model_dtype, self.device)
+        if self._base is None:
+            self._base = load_model(self.spec, "float32", "cpu")
+        model, tokenizer = self._base
+        if model_dtype != "float32" or str(self.device) != "cpu":
+            model = copy.deepcopy(model).to(device=self.device, dtype=to_torch_dtype(model_dtype))
+        self._model = (model_dtype, (model, tokenizer))
+
+    def prompt_options(self) -> dict:
+        """The prompt settings this reranker uses, defaults filled in (recorded with results)."""
+        opts = self.spec.options
+        pick = lambda key, default: default if opts.get(key) is None else opts[key]  # noqa: E731
+        return {"template": pick("template", "qwen3"),
+                "instruction": pick("instruction", DEFAULT_INSTRUCTION),
+                "yes_token": pick("yes_token", "yes"), "no_token": pick("no_token", "no")}
+
+    def reranker(self, model, tokenizer):
+        from .reranker import YesNoReranker, get_template
+
+        opts = self.prompt_options()
+        return YesNoReranker(model, tokenizer, max_length=self.max_length,
+                             batch_size=self.batch_size, activation=self.activation,
+                             template=get_template(opts["template"]),
+                             instruction=opts["instruction"], yes_token=opts["yes_token"],
+                             no_token=opts["no_token"])
+
+    def forward(self, model_dtype: str):
+        if getattr(self, "_model", (None,))[0] != model_dtype:
+            self.prepare(model_dtype)
+        rr = self.reranker(*self._model[1])
+        return rr, rr.last_hidden(self.pairs(), progress=getattr(self, "progress_bars", False))
 
     def scores(self, state, regime: Regime) -> list:
         rr, hidden = state
-        s = _finish_scores(rr.with_score_dtype(regime.score_dtype).scores_from_hidden(hidden), regime)
-        out, pos = [], 0
-        for cands in self.candidates:
-            out.append(s[pos:pos + len(cands)])
-            pos += len(cands)
-        return out
+        flat = rr.with_score_dtype(regime.score_dtype).scores_from_hidden(hidden)
+        return self.split(_finish_scores(flat, regime).cpu())
 
 
 # ----------------------------------------------------------------------------- the sweep
@@ -336,13 +441,10 @@ def _row(model: str, regime: Regime, res, rho: float, tau: float, seconds: float
                     metadata={**regime.metadata(), **extra})
 
 
-def load_task(task: str):
-    """The BEIR dataset of a task name (bundled NFCorpus test split)."""
-    from ...io import bundled_path, load_beir
-
-    if task.lower() not in TASKS:
-        raise InputError(f"unknown task {task!r}", fix=f"tasks: {', '.join(TASKS)}")
-    return load_beir(bundled_path(task.lower()), "test")
+def load_task(task: "str | SweepTask", split: "str | None" = None, *,
+              subset: "str | None" = None) -> SweepTask:
+    """The :class:`~.tasks.SweepTask` of a BEIR folder, ``nfcorpus`` or an MTEB task name."""
+    return task if isinstance(task, SweepTask) else _load_task(task, split, subset=subset)
 
 
 def select_queries(dataset, max_queries: "int | None") -> list:
@@ -355,46 +457,137 @@ def select_queries(dataset, max_queries: "int | None") -> list:
     return qids
 
 
-def build_model(name: str, dataset, qids: list, *, device: str = "cpu", rerank_depth: int = 10,
-                max_length: int = 256, activation: str = "softmax",
-                first_stage=None) -> SweepModel:
-    """The :class:`SweepModel` of a model name (``minilm`` or ``smollm2-reranker``)."""
-    if name == "minilm":
-        return BiEncoderSweep(dataset, qids, device=device)
-    if name == "smollm2-reranker":
-        return RerankerSweep(dataset, qids, device=device, depth=rerank_depth,
-                             max_length=max_length, activation=activation,
-                             first_stage=list(first_stage) if first_stage else None)
-    raise InputError(f"unknown model {name!r}", fix=f"models: {', '.join(MODEL_NAMES)}")
+def first_stage_candidates(task: SweepTask, qids: list, first_stage, depth: int, *,
+                           device: str = "cpu", batch_size: int = 32,
+                           say: "Callable[[str], None] | None" = None) -> tuple:
+    """``(qids, candidates, description)`` of a reranker's first stage: the top ``depth``
+    documents per query (ties: doc id descending; None: :data:`DEFAULT_DEPTH`, or all of a
+    task's own candidate lists), from
+
+    * a :class:`SweepResult` of a bi-encoder run in the same sweep (its fp32 scores);
+    * a path to a TREC run file;
+    * a bi-encoder (a :class:`ModelSpec`, a short name, a folder or a hub name), run in fp32;
+    * None: the task's own candidates (an MTEB reranking task's ``top_ranked``).
+
+    Queries the first stage does not cover are left out (``say`` reports how many).
+    """
+    say = say or (lambda msg: None)
+    if first_stage is not None and depth is None:
+        depth = DEFAULT_DEPTH
+    if isinstance(first_stage, SweepResult):
+        if not first_stage.reference_docs:
+            raise InputError(f"{first_stage.model} was not run as a bi-encoder over the corpus: "
+                             "its scores cannot be a first stage",
+                             fix="use the result of a bi-encoder sweep, a TREC run or a bi-encoder")
+        by_q = dict(zip(first_stage.reference_qids, first_stage.reference_scores))
+        kept = [q for q in qids if q in by_q]
+        cands = top_candidates(first_stage.reference_docs, [by_q[q] for q in kept], depth)
+        what = f"{first_stage.model} fp32 top {depth}"
+    elif first_stage is None:
+        if not task.top_ranked:
+            raise InputError(f"a reranker needs a first stage, and task {task.name!r} has no "
+                             "candidate lists (top_ranked)",
+                             fix="pass --first-stage RUN.trec (a TREC run of this task) or "
+                                 "--first-stage MODEL (a bi-encoder, e.g. minilm), or add a "
+                                 "bi-encoder as another --model")
+        kept = [q for q in qids if task.top_ranked.get(q)]
+        cands = [list(dict.fromkeys(task.top_ranked[q]))[:depth] for q in kept]  # None: all
+        missing = {d for c in cands for d in c if d not in task.dataset.corpus}
+        if missing:
+            raise InputError(f"the task's candidate lists name {len(missing)} documents that are "
+                             f"not in its corpus (e.g. {sorted(missing)[:3]})",
+                             fix="check the task's data")
+        what = ("the task's top_ranked (all)" if depth is None
+                else f"the task's top_ranked (first {depth} as listed)")
+    elif isinstance(first_stage, str) and os.path.isfile(first_stage) \
+            and not first_stage.lower().endswith(".gguf"):
+        kept, cands = candidates_from_run(first_stage, qids, task.dataset.corpus, depth)
+        what = f"TREC run {first_stage} (top {depth})"
+    else:
+        spec = first_stage if isinstance(first_stage, ModelSpec) else resolve_model(first_stage)
+        if spec.kind != "bi-encoder":
+            raise InputError(f"the first stage {spec.name!r} is a {spec.kind}; it must be a "
+                             "TREC run file or a bi-encoder",
+                             fix="pass --first-stage RUN.trec or a sentence-transformers "
+                                 "bi-encoder (e.g. minilm)")
+        say(f"[first stage] {spec.name}: fp32 retrieval over {len(task.dataset.corpus)} documents")
+        first = BiEncoderSweep(task.dataset, qids, device=device, spec=spec,
+                               batch_size=batch_size)
+        ref = first.scores(first.forward("float32"), get_regime("fp32"))
+        first.release()
+        kept, cands = list(qids), top_candidates(first.doc_ids, ref, depth)
+        what = f"{spec.name} fp32 top {depth}"
+    if not kept:
+        raise InputError("the first stage covers none of the selected queries",
+                         fix="give a first stage that ranks this task's judged queries")
+    if len(kept) < len(qids):
+        say(f"[first stage] {len(qids) - len(kept)} of {len(qids)} queries have no candidates "
+            "there and are left out")
+    return kept, cands, what
 
 
-def run_sweep(model: "str | SweepModel" = "minilm", task: str = "nfcorpus", regimes=None, *,
-              max_queries: "int | None" = None, device: str = "cpu", rerank_depth: int = 10,
+def build_model(model: "str | ModelSpec", task, qids: list, *, kind: "str | None" = None,
+                device: str = "cpu", rerank_depth: "int | None" = None, max_length: int = 256,
+                activation: str = "softmax", first_stage=None, batch_size: "int | None" = None,
+                progress: "Callable[[str], None] | None" = None, **options) -> SweepModel:
+    """The :class:`SweepModel` of a model: a short name (``minilm``, ``smollm2-reranker``), a
+    folder, a GGUF file, a hub name or a :class:`ModelSpec`.
+
+    A bi-encoder retrieves over the whole corpus; a cross-encoder or yes/no reranker reranks
+    the top ``rerank_depth`` of ``first_stage`` (see :func:`first_stage_candidates`).
+    ``options``: ``template``, ``instruction``, ``yes_token``, ``no_token`` of a yes/no reranker.
+    """
+    task = task if isinstance(task, SweepTask) else SweepTask(
+        getattr(task, "name", "task"), task, "dataset", "")
+    spec = model if isinstance(model, ModelSpec) else resolve_model(model, kind, **options)
+    if spec.kind == "yes-no-reranker":
+        from .reranker import get_template
+
+        get_template(spec.options.get("template") or "qwen3")  # a bad one fails before work
+    if spec.kind == "bi-encoder":
+        return BiEncoderSweep(task.dataset, qids, device=device, spec=spec,
+                              batch_size=batch_size or 32)
+    kept, cands, what = first_stage_candidates(task, qids, first_stage, rerank_depth,
+                                               device=device, say=progress)
+    if spec.kind == "cross-encoder":
+        return CrossEncoderSweep(task.dataset, kept, cands, spec, device=device,
+                                 batch_size=batch_size or 32, first_stage=what)
+    return RerankerSweep(task.dataset, kept, cands, spec, device=device, max_length=max_length,
+                         batch_size=batch_size or 8, activation=activation, first_stage=what)
+
+
+def run_sweep(model: "str | ModelSpec | SweepModel" = "minilm", task="nfcorpus", regimes=None,
+              *, max_queries: "int | None" = None, device: str = "cpu",
+              rerank_depth: "int | None" = None,
               max_length: int = 256, activation: str = "softmax", first_stage=None,
-              progress: "Callable[[str], None] | None" = None,
-              progress_bars: bool = False) -> SweepResult:
+              kind: "str | None" = None, batch_size: "int | None" = None,
+              split: "str | None" = None, progress: "Callable[[str], None] | None" = None,
+              progress_bars: bool = False, **options) -> SweepResult:
     """Run one model under each regime on a task and return the audit table.
 
-    The fp32 forward pass always runs (it is the reference of the correlations); only the
-    requested regimes get rows. ``first_stage``: the fp32 MiniLM scores of the same queries
-    (``SweepResult.reference_scores`` of a ``minilm`` sweep) for the reranker, to skip
-    re-encoding the corpus.
+    ``model``: see :func:`build_model` (or a ready :class:`SweepModel`); ``task``: a BEIR
+    folder, ``nfcorpus``, an MTEB task name or a :class:`~.tasks.SweepTask`. The fp32 forward
+    pass always runs (it is the reference of the correlations); only the requested regimes get
+    rows. ``first_stage`` (rerankers): see :func:`first_stage_candidates`.
     """
     regimes = parse_regimes(regimes)
     say = progress or (lambda msg: None)
-    dataset = load_task(task)
-    if isinstance(model, str):
+    sweep_task = load_task(task, split)
+    dataset = sweep_task.dataset
+    if isinstance(model, (str, ModelSpec)):
         qids = select_queries(dataset, max_queries)
-        say(f"[{model}] {len(qids)} queries, task {task}")
-        source = build_model(model, dataset, qids, device=device, rerank_depth=rerank_depth,
-                             max_length=max_length, activation=activation, first_stage=first_stage)
+        label = model.name if isinstance(model, ModelSpec) else model
+        say(f"[{label}] {len(qids)} queries, task {sweep_task.name}")
+        source = build_model(model, sweep_task, qids, kind=kind, device=device,
+                             rerank_depth=rerank_depth, max_length=max_length,
+                             activation=activation, first_stage=first_stage,
+                             batch_size=batch_size, progress=say, **options)
     else:
         source = model
     try:
         source.progress_bars = progress_bars  # a bar per forward batch (stderr)
     except AttributeError:  # a model object that takes no attributes: no bars
         pass
-    from .regimes import get_regime
 
     dtypes = ["float32"] + [d for d in dict.fromkeys(r.model_dtype for r in regimes) if d != "float32"]
     rows, reference, per_query, queries = [], None, {}, ()
@@ -413,7 +606,8 @@ def run_sweep(model: "str | SweepModel" = "minilm", task: str = "nfcorpus", regi
             res = _evaluate(dataset.qrels, source.qids, source.candidates, scores)
             rho, tau = _correlations(scores, reference)
             extra = {"forward_s": fwd.usage.seconds, "score_s": sc.usage.seconds,
-                     "memory_kind": fwd.usage.memory_kind, "device": str(device)}
+                     "memory_kind": fwd.usage.memory_kind, "device": str(device),
+                     "distinct_scores": _distinct(scores)}
             rows.append(_row(source.name, regime, res, rho, tau,
                              fwd.usage.seconds + sc.usage.seconds,
                              max(fwd.usage.peak_mib, sc.usage.peak_mib), extra))
@@ -429,12 +623,25 @@ def run_sweep(model: "str | SweepModel" = "minilm", task: str = "nfcorpus", regi
     rows.sort(key=lambda r: order[r.regime])
     settings = {"queries": len(source.qids), "candidates_per_query": float(np.mean(
         [len(c) for c in source.candidates])), "device": str(device), "measures": list(MEASURES),
-        "oblivious": "trec_eval", "relevance_level": 1}
+        "oblivious": "trec_eval", "relevance_level": 1, **sweep_task.metadata()}
+    spec = getattr(source, "spec", None)
+    if spec is not None:
+        settings.update(spec.metadata(), **{f"model_{k}": v for k, v in spec.options.items()})
+    if isinstance(source, _PairSweep):
+        settings.update(rerank_depth=max((len(c) for c in source.candidates), default=0),
+                        first_stage=source.first_stage, batch_size=source.batch_size)
     if isinstance(source, RerankerSweep):
-        settings.update(rerank_depth=source.depth, max_length=source.max_length,
-                        activation=source.activation, first_stage="minilm fp32")
-    return SweepResult(source.name, task, tuple(rows), settings, tuple(reference), queries,
-                       per_query)
+        settings.update(max_length=source.max_length, activation=source.activation,
+                        **{f"model_{k}": v for k, v in source.prompt_options().items()})
+    docs = tuple(getattr(source, "doc_ids", ()) or ())
+    return SweepResult(source.name, sweep_task.name, tuple(rows), settings, tuple(reference),
+                       queries, per_query, tuple(source.qids), docs)
+
+
+def _distinct(scores: list) -> int:
+    """Distinct score values summed over queries (each query's own candidates)."""
+    return int(sum(len(np.unique(np.asarray(s.float().numpy(), dtype=np.float64)))
+                   for s in scores))
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -541,10 +748,13 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
                             "order_flips": flips or []}, indent=2, default=str))
     with atomic_write(paths["markdown"], encoding="utf-8") as f:
         for res in results:
-            f.write(f"### {res.model} on {res.task} ({res.settings.get('queries')} queries)\n\n")
-            f.write(format_table(res.rows, markdown=True) + "\n\n")
+            f.write(f"### {md_cell(res.model)} on {md_cell(res.task)} "
+                    f"({res.settings.get('queries')} queries)\n\n")
+            f.write(format_paper_table(res.rows) + "\n\n")
+            f.write("All columns:\n\n" + format_table(res.rows, markdown=True) + "\n\n")
         if flips:
-            f.write("```\n" + describe_flips(flips) + "\n```\n")
+            f.write("Order of the two models, oblivious vs expected:\n\n")
+            f.write("".join(f"- {md_cell(line)}\n" for line in describe_flips(flips).splitlines()))
     if plot:
         paths["png"] = plot_ranges(results, os.path.join(out_dir, "precision_sweep.png"))
     return paths
