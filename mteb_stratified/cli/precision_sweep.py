@@ -11,13 +11,17 @@ import os
 import sys
 import time
 
+from ..adapters.precision.models import MODEL_KINDS as KINDS
+from ..adapters.precision.regimes import REGIME_NAMES
 from ..core.errors import InputError
 from ._args import int_at_least
 
+REGIME_HELP = ", ".join(REGIME_NAMES)
 
-SHORT_MODELS = ("minilm", "smollm2-reranker")
-KINDS = ("bi-encoder", "cross-encoder", "yes-no-reranker")
-REGIME_HELP = "fp32, bf16, fp16, bf16+hps, fp16+hps, scores-bf16"
+
+#: Defaults of the reranker options (None on the command line: "not given", so an option
+#: that no --model would use is an error rather than silently ignored).
+RERANK_QUERIES, MAX_LENGTH, ACTIVATION = 20, 256, "softmax"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,15 +58,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"regimes, space- or comma-separated (default: all: {REGIME_HELP})")
     p.add_argument("--max-queries", type=int_at_least(1), default=None, metavar="N",
                    help="first N judged queries (sorted ids) (default: all)")
-    p.add_argument("--rerank-queries", type=int_at_least(1), default=20, metavar="N",
+    p.add_argument("--rerank-queries", type=int_at_least(1), default=None, metavar="N",
                    help="a reranker scores only the first N of those queries; its forward "
                         "pass is a model call per pair (default: 20)")
     p.add_argument("--rerank-depth", type=int_at_least(1), default=None, metavar="K",
                    help="candidates per query for a reranker (default: 10, or all of an MTEB "
                         "reranking task's own candidate lists)")
-    p.add_argument("--max-length", type=int_at_least(16), default=256, metavar="T",
+    p.add_argument("--max-length", type=int_at_least(16), default=None, metavar="T",
                    help="prompt tokens per pair for a yes/no reranker (default: 256)")
-    p.add_argument("--activation", choices=("softmax", "sigmoid"), default="softmax",
+    p.add_argument("--activation", choices=("softmax", "sigmoid"), default=None,
                    help="yes/no reranker score: softmax over yes/no, or sigmoid of the yes-no "
                         "margin (default: softmax)")
     p.add_argument("--prompt-template", default=None, metavar="NAME|FILE",
@@ -121,15 +125,22 @@ def _specs(args) -> list:
 def _check_options(args, specs: list, options: dict) -> None:
     """Options that would be ignored, and reranker settings that would fail only after a
     long bi-encoder sweep, fail here, before any model loads."""
-    from ..adapters.precision.models import load_tokenizer, resolve_model
+    from ..adapters.precision.models import load_tokenizer
     from ..adapters.precision.reranker import get_template, yes_no_token_ids
+    from ..adapters.precision.sweep import first_stage_model
 
     kinds = {s.kind for s in specs}
-    given = [f"--{k.replace('_', '-')}" for k, v in options.items() if v is not None]
+    yes_no = {**options, "max_length": args.max_length, "activation": args.activation}
+    given = [f"--{k.replace('_', '-')}" for k, v in yes_no.items() if v is not None]
     if given and "yes-no-reranker" not in kinds:
-        raise InputError(f"{', '.join(given)} set a yes/no reranker's prompt, and no --model is "
-                         "one", fix="drop them, or add a yes/no reranker as --model")
+        raise InputError(f"{', '.join(given)} set a yes/no reranker's prompt or score, and no "
+                         "--model is one", fix="drop them, or add a yes/no reranker as --model")
     rerankers = kinds - {"bi-encoder"}
+    given = [f"--{k.replace('_', '-')}" for k in ("rerank_depth", "rerank_queries")
+             if getattr(args, k) is not None]
+    if given and not rerankers:
+        raise InputError(f"{', '.join(given)} set a reranker's candidates, and no --model is a "
+                         "reranker", fix="drop them: a bi-encoder retrieves over the whole corpus")
     if args.first_stage is not None:
         if not rerankers:
             raise InputError("--first-stage gives a reranker its candidates, and no --model is "
@@ -137,30 +148,32 @@ def _check_options(args, specs: list, options: dict) -> None:
                                                "over the whole corpus")
         first = args.first_stage
         if os.path.isfile(first) and not first.lower().endswith(".gguf"):
-            from ..io import read_run
-
-            read_run(first)  # a malformed run fails now, at its line
+            pass  # a TREC run: read and checked against the task in run(), before any model
         elif not os.path.exists(first) and (os.sep in first or first.lower().endswith(
                 (".trec", ".run", ".txt", ".tsv", ".gz"))):
             raise InputError(f"--first-stage {first}: no such file",
                              fix="give an existing TREC run file, or a bi-encoder model")
         else:
-            spec = resolve_model(first)
-            if spec.kind != "bi-encoder":
-                raise InputError(f"the first stage {spec.name!r} is a {spec.kind}; it must be a "
-                                 "TREC run file or a bi-encoder",
-                                 fix="pass --first-stage RUN.trec or a sentence-transformers "
-                                     "bi-encoder (e.g. minilm)")
+            first_stage_model(first)
     for spec in specs:
         if spec.kind == "yes-no-reranker":
-            get_template(spec.options.get("template") or "qwen3")
-            yes_no_token_ids(load_tokenizer(spec), spec.options.get("yes_token") or "yes",
+            template = get_template(spec.options.get("template") or "qwen3")
+            tokenizer = load_tokenizer(spec)
+            yes_no_token_ids(tokenizer, spec.options.get("yes_token") or "yes",
                              spec.options.get("no_token") or "no")
+            fixed = len(tokenizer.encode(template.prefix + template.suffix,
+                                         add_special_tokens=False))
+            if fixed + 8 > (args.max_length or MAX_LENGTH):
+                raise InputError(f"--max-length {args.max_length or MAX_LENGTH} leaves no room for "
+                                 f"the query and document (the prompt template takes {fixed} "
+                                 "tokens)", fix=f"pass --max-length {fixed + 64} or more")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..adapters.precision.regimes import parse_regimes
-    from ..adapters.precision.sweep import load_task
+    from ..adapters.precision.sweep import (DEFAULT_DEPTH, load_task, no_first_stage,
+                                            select_queries)
+    from ..adapters.precision.tasks import candidates_from_run
 
     from ..io.outputs import output_dir
 
@@ -175,16 +188,18 @@ def run(args: argparse.Namespace) -> int:
 
     task = load_task(args.task, args.split, subset=args.hf_subset)
     if args.hf_subset is not None and task.source != "mteb":
-        raise InputError(f"--hf-subset picks a subset of an MTEB task, and {task.name} is a "
-                         f"{task.source} folder", fix="drop --hf-subset")
-    if any(s.kind != "bi-encoder" for s in specs) and args.first_stage is None \
-            and not task.top_ranked and specs[0].kind != "bi-encoder":
-        reranker = next(s for s in specs if s.kind != "bi-encoder")
-        raise InputError(f"{reranker.name} is a {reranker.kind}: it reranks a first stage, and "
-                         f"none is given (task {task.name} has no candidate lists)",
-                         fix="pass --first-stage RUN.trec (a TREC run of this task) or "
-                             "--first-stage minilm (any bi-encoder), or add a bi-encoder as "
-                             "another --model")
+        raise InputError(f"--hf-subset picks a subset of an MTEB task, and {task.name} is not "
+                         f"one (a {task.source} folder)", fix="drop --hf-subset")
+    reranker = next((s for s in specs if s.kind != "bi-encoder"), None)
+    if reranker is not None and args.first_stage is None and not task.top_ranked \
+            and specs[0].kind != "bi-encoder":
+        raise no_first_stage(reranker.name, reranker.kind, task.name)
+    first = args.first_stage
+    if reranker is not None and first is not None and os.path.isfile(first) \
+            and not first.lower().endswith(".gguf"):  # its documents and queries, checked now
+        qids = select_queries(task.dataset, min(args.max_queries or RERANK_QUERIES,
+                                                args.rerank_queries or RERANK_QUERIES))
+        candidates_from_run(first, qids, task.dataset.corpus, args.rerank_depth or DEFAULT_DEPTH)
     with _quiet_loading(args.quiet):
         results = _sweep_all(args, specs, task, regimes, say)
     _report(args, results)
@@ -219,12 +234,14 @@ def _sweep_all(args, specs: list, task, regimes, say) -> list:
         limit = args.max_queries
         first = args.first_stage
         if spec.kind != "bi-encoder":
-            limit = min(limit or args.rerank_queries, args.rerank_queries)
+            cap = args.rerank_queries or RERANK_QUERIES
+            limit = min(limit or cap, cap)
             if first is None and not task.top_ranked and results:
                 first = results[0]  # the bi-encoder's fp32 scores of the same queries
         results.append(run_sweep(spec, task, regimes, max_queries=limit,
                                  device=args.device, rerank_depth=args.rerank_depth,
-                                 max_length=args.max_length, activation=args.activation,
+                                 max_length=args.max_length or MAX_LENGTH,
+                                 activation=args.activation or ACTIVATION,
                                  first_stage=first, batch_size=args.batch_size, progress=say,
                                  progress_bars=not args.quiet))
     return results

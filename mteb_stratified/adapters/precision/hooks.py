@@ -26,7 +26,8 @@ from ...core.errors import InputError
 from . import scoring
 from ._torch import dtype_name, to_torch_dtype, torch_module
 
-__all__ = ["hps", "PairScorer", "BiEncoderScorer", "CrossEncoderScorer", "model_dtype_of"]
+__all__ = ["hps", "PairScorer", "BiEncoderScorer", "CrossEncoderScorer", "model_dtype_of",
+           "last_linear"]
 
 
 @runtime_checkable
@@ -180,6 +181,17 @@ def _upcast_linear(linear, dtype):
     return UpcastHead()
 
 
+def last_linear(root, num_labels: int) -> tuple:
+    """``(name, module)`` of the last ``nn.Linear`` with ``num_labels`` outputs in ``root`` (a
+    classifier's scoring head), or ``(None, None)``."""
+    torch = torch_module()
+    found = (None, None)
+    for name, module in root.named_modules():
+        if isinstance(module, torch.nn.Linear) and module.out_features == num_labels:
+            found = (name, module)
+    return found
+
+
 @contextlib.contextmanager
 def upcast_head(root, num_labels: int, dtype):
     """Temporarily run the scoring head (last ``nn.Linear`` with ``num_labels`` outputs) in ``dtype``.
@@ -187,11 +199,7 @@ def upcast_head(root, num_labels: int, dtype):
     Yields the name of the replaced module, or None when no such head was found (then only the
     activation is upcast). The original module is put back on exit.
     """
-    torch = torch_module()
-    name = None
-    for n, m in root.named_modules():
-        if isinstance(m, torch.nn.Linear) and m.out_features == num_labels:
-            name = n
+    name = last_linear(root, num_labels)[0]
     if name is None:
         yield None
         return
@@ -269,7 +277,9 @@ class CrossEncoderScorer:
             out = self.model.predict(list(pairs), batch_size=self.batch_size,
                                      activation_fn=torch.nn.Identity(), convert_to_tensor=True,
                                      show_progress_bar=False)
-        return out if self.score_dtype is None else out.to(to_torch_dtype(self.score_dtype))
+        if self.score_dtype is None:  # sentence-transformers >= 6 upcasts bf16/fp16 logits to
+            return out.to(to_torch_dtype(model_dtype_of(self.model)))  # fp32: exact, cast back
+        return out.to(to_torch_dtype(self.score_dtype))
 
     def predict(self, pairs: Sequence[tuple]):
         """Scores of (query, document) pairs after the activation, in ``score_dtype``."""
@@ -301,10 +311,7 @@ class CrossEncoderScorer:
         """The scoring head: the last ``nn.Linear`` with ``num_labels`` outputs."""
         torch = torch_module()
         root = self.model if isinstance(self.model, torch.nn.Module) else self.model.model
-        found = None
-        for _, module in root.named_modules():
-            if isinstance(module, torch.nn.Linear) and module.out_features == self.num_labels:
-                found = module
+        found = last_linear(root, self.num_labels)[1]
         if found is None:
             raise InputError(f"{type(self.model).__name__} has no Linear layer with "
                              f"{self.num_labels} outputs (its scoring head)",

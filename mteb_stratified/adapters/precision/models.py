@@ -17,14 +17,15 @@ is inferred from the files when that is unambiguous (:func:`infer_kind`):
 =============================================================  =================
 what the folder holds                                          kind
 =============================================================  =================
+``config.json`` architectures ending in ``ForCausalLM`` /       ``yes-no-reranker``
+``LMHeadModel`` (also under a sentence-transformers
+CrossEncoder config); or a ``.gguf`` file
 ``config_sentence_transformers.json`` with model_type           ``cross-encoder``
 ``CrossEncoder``; or ``config.json`` architectures ending in
 ``ForSequenceClassification``
 ``config_sentence_transformers.json`` with model_type           ``bi-encoder``
 ``SentenceTransformer``; or ``modules.json`` with a Pooling
 module
-``config.json`` architectures ending in ``ForCausalLM`` /       ``yes-no-reranker``
-``LMHeadModel``; or a ``.gguf`` file
 =============================================================  =================
 
 A hub name is looked up in the local Hugging Face cache first; it is downloaded only when
@@ -175,6 +176,13 @@ def infer_kind(path: str) -> "tuple[str | None, str]":
         if path.lower().endswith(".gguf"):
             return "yes-no-reranker", "a GGUF file (a causal LM)"
         return None, "a file that is not .gguf"
+    config = os.path.join(path, "config.json")
+    archs = [str(a) for a in (_read_json_file(config).get("architectures") or [])] \
+        if os.path.isfile(config) else []
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        # also a sentence-transformers >= 6 CrossEncoder on a causal LM (a LogitScore module
+        # reading the yes/no logits, as it loads Qwen3-Reranker): the same yes/no reranker
+        return "yes-no-reranker", f"config.json architectures {archs}"
     st_config = os.path.join(path, "config_sentence_transformers.json")
     if os.path.isfile(st_config):
         model_type = str(_read_json_file(st_config).get("model_type", ""))
@@ -188,13 +196,9 @@ def infer_kind(path: str) -> "tuple[str | None, str]":
         types = [str(m.get("type", "")) for m in listed if isinstance(m, dict)]
         if any(t.rsplit(".", 1)[-1] == "Pooling" for t in types):
             return "bi-encoder", "modules.json has a Pooling module"
-    config = os.path.join(path, "config.json")
     if os.path.isfile(config):
-        archs = [str(a) for a in (_read_json_file(config).get("architectures") or [])]
         if any(a.endswith("ForSequenceClassification") for a in archs):
             return "cross-encoder", f"config.json architectures {archs}"
-        if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
-            return "yes-no-reranker", f"config.json architectures {archs}"
         return None, f"config.json architectures {archs or 'missing'} and no sentence-transformers config"
     return None, "no config.json, modules.json or config_sentence_transformers.json"
 
@@ -303,6 +307,42 @@ def _load_error(spec: ModelSpec, exc: Exception) -> InputError:
             f"pass the right --model-kind ({', '.join(MODEL_KINDS)})")
 
 
+def _checkpoint_keys(folder: str) -> "set | None":
+    """The tensor names stored in a folder's safetensors files (None: no safetensors there)."""
+    files = [os.path.join(root, f) for root, _, names in os.walk(folder) for f in names
+             if f.endswith(".safetensors")]
+    if not files:
+        return None
+    from safetensors import safe_open
+
+    keys: set = set()
+    for path in files:
+        with safe_open(path, framework="pt") as fh:
+            keys.update(fh.keys())
+    return keys
+
+
+def _check_head_saved(spec: ModelSpec, model) -> None:
+    """A cross-encoder whose scoring head is not in its files would score with a freshly
+    initialised head: refused (checked where the weights are safetensors)."""
+    from .hooks import CrossEncoderScorer
+
+    keys = _checkpoint_keys(spec.path)
+    if keys is None:
+        return
+    torch = require("torch", "mteb")
+    root = model if isinstance(model, torch.nn.Module) else model.model
+    head = CrossEncoderScorer(model).head()
+    name = next(n for n, m in root.named_modules() if m is head)
+    leaf = name.rsplit(".", 1)[-1] + ".weight"
+    if not any(k == leaf or k.endswith("." + leaf) for k in keys):
+        raise InputError(f"{spec.name!r} has no trained scoring head in its files (no "
+                         f"{leaf!r} tensor): it would score with untrained weights",
+                         source=spec.location,
+                         fix="give the folder of a trained cross-encoder, or the right "
+                             "--model-kind (a bi-encoder folder is --model-kind bi-encoder)")
+
+
 def load_tokenizer(spec: ModelSpec):
     """The tokenizer of a yes/no reranker's causal LM (cheap: no weights are read)."""
     transformers = require("transformers", "mteb")
@@ -339,6 +379,7 @@ def load_model(spec: ModelSpec, dtype="float32", device: str = "cpu"):
             model = st.CrossEncoder(spec.path, device=device, local_files_only=True,
                                     model_kwargs={"dtype": torch_dtype})
             model.eval()
+            _check_head_saved(spec, model)
             return model
         transformers = require("transformers", "mteb")
         extra = {}

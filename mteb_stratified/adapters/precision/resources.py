@@ -48,8 +48,9 @@ class measure:
         if self._cuda:
             import torch
 
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
+            self._dev = torch.device(self.device)
+            torch.cuda.synchronize(self._dev)
+            torch.cuda.reset_peak_memory_stats(self._dev)
         else:
             self._peak = _rss_mib()
             self._stop = threading.Event()
@@ -66,9 +67,9 @@ class measure:
         if self._cuda:
             import torch
 
-            torch.cuda.synchronize()
+            torch.cuda.synchronize(self._dev)
             seconds = time.perf_counter() - self._t0
-            peak = torch.cuda.max_memory_allocated() / 2**20
+            peak = torch.cuda.max_memory_allocated(self._dev) / 2**20
             kind = "cuda_max_allocated"
         else:
             seconds = time.perf_counter() - self._t0

@@ -49,7 +49,8 @@ from .tasks import load_task as _load_task
 __all__ = ["SweepRow", "SweepResult", "run_sweep", "order_flips", "describe_flips",
            "plot_ranges", "save_results", "format_table", "format_paper_table", "SweepModel",
            "BiEncoderSweep", "CrossEncoderSweep", "RerankerSweep", "build_model", "load_task",
-           "first_stage_candidates", "top_candidates", "MEASURES"]
+           "first_stage_candidates", "first_stage_model", "no_first_stage", "top_candidates",
+           "MEASURES"]
 
 MEASURES = ("nDCG@10", "RR@10", "R@100")
 #: Candidates per query a reranker takes from a first stage when no depth is given (a task's own
@@ -342,22 +343,14 @@ class RerankerSweep(_PairSweep):
         self.depth = max((len(c) for c in self.candidates), default=0)
         self.max_length = max_length
         self.activation = activation
-        self._base = None
 
     def prepare(self, model_dtype: str) -> None:
-        """Load the LM once, in fp32 on the CPU (a GGUF file dequantises once), and put a copy in
-        ``model_dtype`` on the device: the device holds one model at a time."""
-        import copy
-
-        from ._torch import check_dtype_supported, to_torch_dtype
-
-        check_dtype_supported(model_dtype, self.device)
-        if self._base is None:
-            self._base = load_model(self.spec, "float32", "cpu")
-        model, tokenizer = self._base
-        if model_dtype != "float32" or str(self.device) != "cpu":
-            model = copy.deepcopy(model).to(device=self.device, dtype=to_torch_dtype(model_dtype))
-        self._model = (model_dtype, (model, tokenizer))
+        """Load the LM in ``model_dtype`` on the device, as a user's own bf16/fp16 deployment
+        loads it (``from_pretrained(dtype=...)``: buffers the model builds itself, such as
+        RoPE's inverse frequencies, stay in fp32; casting a loaded fp32 model would round them
+        too). The device holds one model at a time."""
+        self._model = (None, None)  # free the previous dtype's model first
+        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
 
     def prompt_options(self) -> dict:
         """The prompt settings this reranker uses, defaults filled in (recorded with results)."""
@@ -457,6 +450,27 @@ def select_queries(dataset, max_queries: "int | None") -> list:
     return qids
 
 
+def no_first_stage(name: str, kind: "str | None", task: str) -> InputError:
+    """The error of a reranker given no first stage."""
+    what = f"{name} is a {kind}: it reranks a first stage" if kind else \
+        f"{name} needs a first stage"
+    return InputError(f"{what}, and none is given (task {task!r} has no candidate lists)",
+                      fix="pass --first-stage RUN.trec (a TREC run of this task) or "
+                          "--first-stage minilm (any bi-encoder), or add a bi-encoder as "
+                          "another --model")
+
+
+def first_stage_model(first_stage: "str | ModelSpec") -> ModelSpec:
+    """The :class:`ModelSpec` of a first-stage model, which must be a bi-encoder."""
+    spec = first_stage if isinstance(first_stage, ModelSpec) else resolve_model(first_stage)
+    if spec.kind != "bi-encoder":
+        raise InputError(f"the first stage {spec.name!r} is a {spec.kind}; it must be a TREC "
+                         "run file or a bi-encoder",
+                         fix="pass --first-stage RUN.trec or a sentence-transformers bi-encoder "
+                             "(e.g. minilm)")
+    return spec
+
+
 def first_stage_candidates(task: SweepTask, qids: list, first_stage, depth: int, *,
                            device: str = "cpu", batch_size: int = 32,
                            say: "Callable[[str], None] | None" = None) -> tuple:
@@ -485,11 +499,7 @@ def first_stage_candidates(task: SweepTask, qids: list, first_stage, depth: int,
         what = f"{first_stage.model} fp32 top {depth}"
     elif first_stage is None:
         if not task.top_ranked:
-            raise InputError(f"a reranker needs a first stage, and task {task.name!r} has no "
-                             "candidate lists (top_ranked)",
-                             fix="pass --first-stage RUN.trec (a TREC run of this task) or "
-                                 "--first-stage MODEL (a bi-encoder, e.g. minilm), or add a "
-                                 "bi-encoder as another --model")
+            raise no_first_stage("a reranker", None, task.name)
         kept = [q for q in qids if task.top_ranked.get(q)]
         cands = [list(dict.fromkeys(task.top_ranked[q]))[:depth] for q in kept]  # None: all
         missing = {d for c in cands for d in c if d not in task.dataset.corpus}
@@ -504,12 +514,7 @@ def first_stage_candidates(task: SweepTask, qids: list, first_stage, depth: int,
         kept, cands = candidates_from_run(first_stage, qids, task.dataset.corpus, depth)
         what = f"TREC run {first_stage} (top {depth})"
     else:
-        spec = first_stage if isinstance(first_stage, ModelSpec) else resolve_model(first_stage)
-        if spec.kind != "bi-encoder":
-            raise InputError(f"the first stage {spec.name!r} is a {spec.kind}; it must be a "
-                             "TREC run file or a bi-encoder",
-                             fix="pass --first-stage RUN.trec or a sentence-transformers "
-                                 "bi-encoder (e.g. minilm)")
+        spec = first_stage_model(first_stage)
         say(f"[first stage] {spec.name}: fp32 retrieval over {len(task.dataset.corpus)} documents")
         first = BiEncoderSweep(task.dataset, qids, device=device, spec=spec,
                                batch_size=batch_size)
@@ -548,7 +553,8 @@ def build_model(model: "str | ModelSpec", task, qids: list, *, kind: "str | None
         return BiEncoderSweep(task.dataset, qids, device=device, spec=spec,
                               batch_size=batch_size or 32)
     kept, cands, what = first_stage_candidates(task, qids, first_stage, rerank_depth,
-                                               device=device, say=progress)
+                                               device=device, batch_size=batch_size or 32,
+                                               say=progress)
     if spec.kind == "cross-encoder":
         return CrossEncoderSweep(task.dataset, kept, cands, spec, device=device,
                                  batch_size=batch_size or 32, first_stage=what)

@@ -150,11 +150,16 @@ def mteb_split_to_beir(split_data, name: str, split: str) -> tuple:
     """``(BeirDataset, top_ranked or None)`` of one mteb 2 split (``RetrievalSplitData``).
 
     Queries are kept when they are judged; ``top_ranked`` (reranking tasks) is kept for them.
+    Conversational queries are their turns joined by newlines; an instruction-retrieval query is
+    followed by its instruction.
     """
     corpus = {}
     for row in split_data["corpus"]:
         corpus[str(row["id"])] = {"title": _text(row.get("title")), "text": _text(row.get("text"))}
-    queries = {str(row["id"]): _text(row.get("text")) for row in split_data["queries"]}
+    queries = {}
+    for row in split_data["queries"]:  # an instruction task's instruction follows its query
+        text, instruction = _text(row.get("text")), _text(row.get("instruction"))
+        queries[str(row["id"])] = f"{text} {instruction}".strip() if instruction else text
     qrels = {str(q): {str(d): int(g) for d, g in docs.items()}
              for q, docs in (split_data.get("relevant_docs") or {}).items()}
     qrels = {q: docs for q, docs in qrels.items() if docs and q in queries}

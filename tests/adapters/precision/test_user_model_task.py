@@ -197,6 +197,8 @@ def test_the_cross_encoder_head_split_equals_the_models_own_logits(cross_encoder
     assert torch.equal(mine.float(), own.float())
     hps = scorer.with_score_dtype("float32").scores_from_head_inputs(h)
     assert hps.dtype == torch.float32 and len(set(hps.tolist())) == 12
+    plain = scorer.logits(pairs)  # the public path: the model's own dtype, not ST's fp32 upcast
+    assert plain.dtype == torch.bfloat16 and torch.equal(plain.reshape(-1), own.bfloat16())
 
 
 @pytest.fixture(scope="module")
@@ -255,6 +257,10 @@ def test_kinds_are_inferred_from_the_files(tmp_path, minilm_dir, gguf_file, cros
     assert infer_kind(causal)[0] == "yes-no-reranker"
     ce = _folder(tmp_path, "ce", {"config.json": {"architectures": ["XLMRobertaForSequenceClassification"]}})
     assert infer_kind(ce)[0] == "cross-encoder"
+    st_causal = _folder(tmp_path, "st-lm", {  # sentence-transformers 6 on Qwen3-Reranker
+        "config.json": {"architectures": ["Qwen3ForCausalLM"]},
+        "config_sentence_transformers.json": {"model_type": "CrossEncoder"}})
+    assert infer_kind(st_causal)[0] == "yes-no-reranker"
     bare = _folder(tmp_path, "bare", {"config.json": {"architectures": ["BertModel"]}})
     kind, why = infer_kind(bare)
     assert kind is None and "BertModel" in why
@@ -332,6 +338,22 @@ def test_a_kind_that_contradicts_the_files(capsys, tmp_path, beir, minilm_dir):
     assert "contradicts the model's files" in err and "is a bi-encoder" in err
 
 
+def test_a_cross_encoder_without_its_trained_head(capsys, tmp_path, beir, minilm_dir):
+    """MiniLM's encoder alone (no sentence-transformers modules) read as a cross-encoder would
+    get a freshly initialised head: refused, not scored."""
+    import shutil
+
+    bare = tmp_path / "encoder-only"
+    bare.mkdir()
+    for name in os.listdir(minilm_dir):
+        if os.path.isfile(os.path.join(minilm_dir, name)) and name not in (
+                "modules.json", "config_sentence_transformers.json", "sentence_bert_config.json"):
+            shutil.copy(os.path.join(minilm_dir, name), bare / name)
+    err = _error(capsys, "--model", str(bare), "--model-kind", "cross-encoder", "--first-stage",
+                 "minilm", "--task", beir, "--regimes", "fp32", "--out", str(tmp_path / "o"))
+    assert "no trained scoring head" in err and "'classifier.weight'" in err
+
+
 def test_options_that_would_be_ignored_or_fail_late_fail_first(capsys, tmp_path, beir,
                                                                gguf_file):
     out = ["--task", beir, "--out", str(tmp_path / "o")]
@@ -341,6 +363,12 @@ def test_options_that_would_be_ignored_or_fail_late_fail_first(capsys, tmp_path,
     assert "--instruction" in err and "no --model is one" in err
     err = _error(capsys, "--model", "minilm", "--hf-subset", "en", *out)
     assert "--hf-subset" in err
+    err = _error(capsys, "--model", "minilm", "--rerank-depth", "5", *out)
+    assert "--rerank-depth" in err and "no --model is a reranker" in err
+    err = _error(capsys, "--model", "minilm", "--activation", "sigmoid", "--max-length", "64", *out)
+    assert "--max-length, --activation" in err
+    err = _error(capsys, "--model", "minilm", "--model", gguf_file, "--max-length", "30", *out)
+    assert "--max-length 30 leaves no room" in err
     err = _error(capsys, "--model", gguf_file, "--first-stage", str(tmp_path / "nope.trec"), *out)
     assert "nope.trec: no such file" in err
     # a two-token answer fails on the tokenizer alone, before the bi-encoder sweep runs
@@ -393,11 +421,12 @@ def test_a_reranking_tasks_own_candidates_are_its_first_stage(beir):
 
     split = {"corpus": Dataset.from_dict({"id": ["a", "b", "c"], "title": ["", "", ""],
                                           "text": ["x", "y", "z"]}),
-             "queries": [{"id": "q1", "text": "qx"}, {"id": "q2", "text": ["turn 1", "turn 2"]}],
+             "queries": [{"id": "q1", "text": "qx", "instruction": "briefly"},
+                         {"id": "q2", "text": ["turn 1", "turn 2"]}],
              "relevant_docs": {"q1": {"a": 1}, "q2": {"c": 2}},
              "top_ranked": {"q1": ["c", "a", "b"], "q2": ["b", "c"]}}
     data, top = mteb_split_to_beir(split, "T", "test")
-    assert data.queries == {"q1": "qx", "q2": "turn 1\nturn 2"} and top["q2"] == ["b", "c"]
+    assert data.queries == {"q1": "qx briefly", "q2": "turn 1\nturn 2"} and top["q2"] == ["b", "c"]
     task = SweepTask("T", data, "mteb", "mteb:T", top)
     kept, cands, what = sw.first_stage_candidates(task, ["q1", "q2"], None, 2)
     assert kept == ["q1", "q2"] and cands == [["c", "a"], ["b", "c"]] and "top_ranked" in what
