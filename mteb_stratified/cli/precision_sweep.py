@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -110,8 +111,9 @@ def _specs(args) -> list:
     for i, name in enumerate(names):
         kind = kinds[i] if i < len(kinds) else None
         spec = resolve_model(name, kind)
-        if spec.kind == "yes-no-reranker":
-            spec = resolve_model(name, kind, **options)
+        if spec.kind == "yes-no-reranker":  # the prompt options belong to a yes/no reranker
+            spec = dataclasses.replace(spec, options={
+                **spec.options, **{k: v for k, v in options.items() if v is not None}})
         specs.append(spec)
     if args.device.startswith("cuda"):
         from ..adapters.precision._torch import check_dtype_supported

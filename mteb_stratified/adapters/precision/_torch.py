@@ -73,20 +73,19 @@ def check_dtype_supported(dtype, device="cpu") -> None:
     try:
         _probe(torch, getattr(torch, name), device)
     except (RuntimeError, AssertionError, TypeError, ValueError) as exc:  # bad dtype/device
+        why = f"(torch {torch.__version__}): " + (str(exc).splitlines()[0] if str(exc)
+                                                   else type(exc).__name__)
         if name == "float32":  # fp32 runs everywhere: the device itself is the problem
             error = PrecisionUnsupportedError(
-                f"device {device!r} is not available to this torch build (torch "
-                f"{torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                f"device {device!r} is not available to this torch build {why}",
                 fix="pass --device cpu, or cuda / cuda:N on a machine with a CUDA GPU and the "
                     "CUDA build of torch")
-            _CHECKED[key] = error
-            raise error
-        error = PrecisionUnsupportedError(
-            f"{name} is not supported on device {device!r} by this torch build "
-            f"(torch {torch.__version__}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            fix="pick a regime this hardware runs (fp32 always works; bf16 needs a CPU or GPU "
-                "with bf16 kernels, fp16 a GPU or a recent CPU build), or pass another --device "
-                "(--device cuda needs a CUDA GPU and the CUDA build of torch)")
+        else:
+            error = PrecisionUnsupportedError(
+                f"{name} is not supported on device {device!r} by this torch build {why}",
+                fix="pick a regime this hardware runs (fp32 always works; bf16 needs a CPU or "
+                    "GPU with bf16 kernels, fp16 a GPU or a recent CPU build), or pass another "
+                    "--device (--device cuda needs a CUDA GPU and the CUDA build of torch)")
     _CHECKED[key] = error
     if error is not None:
         raise error

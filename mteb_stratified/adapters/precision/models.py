@@ -382,12 +382,8 @@ def load_model(spec: ModelSpec, dtype="float32", device: str = "cpu"):
             _check_head_saved(spec, model)
             return model
         transformers = require("transformers", "mteb")
-        extra = {}
-        if spec.gguf_file:
-            require("gguf", "precision")
-            extra["gguf_file"] = spec.gguf_file
-        tokenizer = transformers.AutoTokenizer.from_pretrained(spec.path, local_files_only=True,
-                                                               **extra)
+        tokenizer = load_tokenizer(spec)
+        extra = {"gguf_file": spec.gguf_file} if spec.gguf_file else {}
         model, info = transformers.AutoModelForCausalLM.from_pretrained(
             spec.path, dtype=torch_dtype, local_files_only=True, output_loading_info=True,
             **extra)

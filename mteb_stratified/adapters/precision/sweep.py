@@ -43,7 +43,7 @@ from .regimes import Regime, get_regime, parse_regimes
 from .reranker import DEFAULT_INSTRUCTION
 from .resources import measure
 from ...report.html import md_cell
-from .tasks import SweepTask, candidates_from_run
+from .tasks import SweepTask, candidates_from_run, top_candidates
 from .tasks import load_task as _load_task
 
 __all__ = ["SweepRow", "SweepResult", "run_sweep", "order_flips", "describe_flips",
@@ -218,22 +218,27 @@ def _finish_scores(scores, regime: Regime):
     return round_scores(scores, regime.cast_scores_to) if regime.cast_scores_to else scores
 
 
-def _top(scores, doc_ids: Sequence[str], order: np.ndarray, depth: int) -> list:
-    """The ``depth`` best of one query's scores in trec_eval order (score, then doc id,
-    descending); ``order`` sorts ``doc_ids`` by id descending."""
-    s = np.asarray(scores, dtype=np.float64)[order]
-    top = order[np.argsort(-s, kind="stable")[:depth]]
-    return [doc_ids[i] for i in top]
+class _LoadedModel:
+    """The model of ``self.spec``, loaded in one dtype at a time (``prepare``), the way a
+    deployment loads it: ``from_pretrained(dtype=...)``, so buffers the model builds itself,
+    such as RoPE's inverse frequencies, stay in fp32 where casting a loaded fp32 model would
+    round them too. The device holds one model at a time."""
+
+    def prepare(self, model_dtype: str) -> None:
+        self._model = (None, None)  # free the previous dtype's model first
+        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
+
+    def loaded(self, model_dtype: str):
+        """The model in ``model_dtype`` (loaded now unless ``prepare`` already did)."""
+        if getattr(self, "_model", (None,))[0] != model_dtype:
+            self.prepare(model_dtype)
+        return self._model[1]
+
+    def release(self) -> None:
+        self._model = (None, None)
 
 
-def top_candidates(doc_ids: Sequence[str], scores: Sequence, depth: int) -> list:
-    """Per query, the top ``depth`` of ``doc_ids`` by score (ties: doc id descending)."""
-    order = np.array(sorted(range(len(doc_ids)), key=lambda i: doc_ids[i], reverse=True),
-                     dtype=np.int64)
-    return [_top(row, doc_ids, order, depth) for row in scores]
-
-
-class BiEncoderSweep:
+class BiEncoderSweep(_LoadedModel):
     """A bi-encoder (``minilm`` or any sentence-transformers model): full-corpus retrieval,
     every document is a candidate of every query."""
 
@@ -248,16 +253,10 @@ class BiEncoderSweep:
         self.device = device
         self.batch_size = batch_size
 
-    def prepare(self, model_dtype: str) -> None:
-        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
-
     def forward(self, model_dtype: str):
         from .hooks import BiEncoderScorer
 
-        if getattr(self, "_model", (None,))[0] != model_dtype:
-            self.prepare(model_dtype)
-        model = self._model[1]
-        scorer = BiEncoderScorer(model, batch_size=self.batch_size)
+        scorer = BiEncoderScorer(self.loaded(model_dtype), batch_size=self.batch_size)
         bar = getattr(self, "progress_bars", False)
         q = scorer.embed([self.dataset.queries[x] for x in self.qids], kind="query",
                          progress=bar)
@@ -270,11 +269,8 @@ class BiEncoderSweep:
         s = scorer.with_score_dtype(regime.score_dtype).similarity(q, d)
         return list(_finish_scores(s, regime).cpu())
 
-    def release(self) -> None:
-        self._model = (None, None)
 
-
-class _PairSweep:
+class _PairSweep(_LoadedModel):
     """A model that scores (query, candidate) pairs given by a first stage."""
 
     def __init__(self, dataset, qids: list, candidates: list, spec: ModelSpec, *,
@@ -302,9 +298,6 @@ class _PairSweep:
             pos += len(cands)
         return out
 
-    def release(self) -> None:
-        self._model = (None, None)
-
 
 class CrossEncoderSweep(_PairSweep):
     """A sentence-transformers ``CrossEncoder`` reranking a first stage's candidates.
@@ -313,15 +306,10 @@ class CrossEncoderSweep(_PairSweep):
     runs the head and the activation in its score dtype (see :class:`.hooks.CrossEncoderScorer`).
     """
 
-    def prepare(self, model_dtype: str) -> None:
-        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
-
     def forward(self, model_dtype: str):
         from .hooks import CrossEncoderScorer
 
-        if getattr(self, "_model", (None,))[0] != model_dtype:
-            self.prepare(model_dtype)
-        scorer = CrossEncoderScorer(self._model[1], batch_size=self.batch_size)
+        scorer = CrossEncoderScorer(self.loaded(model_dtype), batch_size=self.batch_size)
         return scorer, scorer.head_inputs(self.pairs(),
                                           progress=getattr(self, "progress_bars", False))
 
@@ -340,17 +328,8 @@ class RerankerSweep(_PairSweep):
                  activation: str = "softmax", first_stage: str = "") -> None:
         super().__init__(dataset, qids, candidates, spec or resolve_model("smollm2-reranker"),
                          device=device, batch_size=batch_size, first_stage=first_stage)
-        self.depth = max((len(c) for c in self.candidates), default=0)
         self.max_length = max_length
         self.activation = activation
-
-    def prepare(self, model_dtype: str) -> None:
-        """Load the LM in ``model_dtype`` on the device, as a user's own bf16/fp16 deployment
-        loads it (``from_pretrained(dtype=...)``: buffers the model builds itself, such as
-        RoPE's inverse frequencies, stay in fp32; casting a loaded fp32 model would round them
-        too). The device holds one model at a time."""
-        self._model = (None, None)  # free the previous dtype's model first
-        self._model = (model_dtype, load_model(self.spec, model_dtype, self.device))
 
     def prompt_options(self) -> dict:
         """The prompt settings this reranker uses, defaults filled in (recorded with results)."""
@@ -371,9 +350,7 @@ class RerankerSweep(_PairSweep):
                              no_token=opts["no_token"])
 
     def forward(self, model_dtype: str):
-        if getattr(self, "_model", (None,))[0] != model_dtype:
-            self.prepare(model_dtype)
-        rr = self.reranker(*self._model[1])
+        rr = self.reranker(*self.loaded(model_dtype))
         return rr, rr.last_hidden(self.pairs(), progress=getattr(self, "progress_bars", False))
 
     def scores(self, state, regime: Regime) -> list:

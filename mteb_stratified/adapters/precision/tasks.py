@@ -20,11 +20,14 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 
 from ...core.errors import InputError
 from ...io import BeirDataset, bundled_path, load_beir, qrels_splits
 
-__all__ = ["SweepTask", "load_task", "candidates_from_run", "BUNDLED_TASKS"]
+__all__ = ["SweepTask", "load_task", "candidates_from_run", "top_candidates", "BUNDLED_TASKS"]
 
 BUNDLED_TASKS = ("nfcorpus",)
 
@@ -197,6 +200,21 @@ def _line_of(path: str, qid: str, doc: str) -> "int | None":
     return None
 
 
+def _top(scores, doc_ids: Sequence[str], order: np.ndarray, depth: int) -> list:
+    """The ``depth`` best of one query's scores in trec_eval order (score, then doc id,
+    descending); ``order`` sorts ``doc_ids`` by id descending."""
+    s = np.asarray(scores, dtype=np.float64)[order]
+    top = order[np.argsort(-s, kind="stable")[:depth]]
+    return [doc_ids[i] for i in top]
+
+
+def top_candidates(doc_ids: Sequence[str], scores: Sequence, depth: int) -> list:
+    """Per query, the top ``depth`` of ``doc_ids`` by score (ties: doc id descending)."""
+    order = np.array(sorted(range(len(doc_ids)), key=lambda i: doc_ids[i], reverse=True),
+                     dtype=np.int64)
+    return [_top(row, doc_ids, order, depth) for row in scores]
+
+
 def candidates_from_run(path: str, qids: list, corpus: dict, depth: int) -> tuple:
     """``(qids kept, candidates)`` from a TREC run: per query, its top ``depth`` documents in
     trec_eval order (score descending, then doc id descending).
@@ -217,9 +235,9 @@ def candidates_from_run(path: str, qids: list, corpus: dict, depth: int) -> tupl
                 raise InputError(f"document {d!r} of query {q!r} is not in the task's corpus",
                                  source=path, line=_line_of(path, q, d),
                                  fix="the first-stage run must rank documents of this task")
-        ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:depth]
+        ids = list(docs)
         kept.append(q)
-        out.append([d for d, _ in ranked])
+        out.append(top_candidates(ids, [[docs[d] for d in ids]], depth)[0])
     if not kept:
         raise InputError(f"the run has none of the task's {len(qids)} judged queries",
                          source=path, fix="give the first-stage run of this task's queries")
