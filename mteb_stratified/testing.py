@@ -158,7 +158,8 @@ class QueryWriterConformance(_PartConformance):
 
 
 class RelevanceJudgeConformance(_PartConformance):
-    """Checks the ``RelevanceJudge`` protocol: ``judge(query, docs) -> {doc_id: 0|1|2|None}``."""
+    """Checks the ``RelevanceJudge`` protocol: ``judge(query, docs, seeds) -> {doc_id: grade}``
+    with each grade 0/1/2/None, or a ``(grade, rule)`` pair naming the rule that judged it."""
 
     attr = "relevance judge"
 
@@ -168,13 +169,19 @@ class RelevanceJudgeConformance(_PartConformance):
         assert isinstance(self.make(), RelevanceJudge)
 
     def test_grades_every_document(self):
-        grades = self.make().judge("vitamin d bones", list(SAMPLE_DOCS))
+        grades = self.make().judge("vitamin d bones", list(SAMPLE_DOCS),
+                                   seeds=(SAMPLE_DOCS[0][0],))
         assert set(grades) == {d for d, _ in SAMPLE_DOCS}, "one grade per pooled document"
-        assert all(g is None or g in (0, 1, 2) for g in grades.values()), "grades 0/1/2 or None"
+        for g in grades.values():
+            if isinstance(g, tuple):
+                assert len(g) == 2 and isinstance(g[1], str) and g[1], "(grade, rule name)"
+                g = g[0]
+            assert g is None or g in (0, 1, 2), "grades 0/1/2 or None"
 
 
 class VerifierConformance(_PartConformance):
-    """Checks the ``Verifier`` protocol: ``verify(query, docs) -> {"well_formed", "answerable"}``."""
+    """Checks the ``Verifier`` protocol: ``verify(query, docs, context) -> {"well_formed",
+    "answerable", ...}`` (``context``: the candidate's seeds, pool, qrels and entities)."""
 
     attr = "verifier"
 
@@ -184,6 +191,9 @@ class VerifierConformance(_PartConformance):
         assert isinstance(self.make(), Verifier)
 
     def test_verdict_has_both_flags(self):
-        v = self.make().verify("does vitamin d help bones", list(SAMPLE_DOCS))
+        v = self.make().verify("does vitamin d help bones", list(SAMPLE_DOCS), context={
+            "seed_docs": [SAMPLE_DOCS[0][0]], "qrels": {SAMPLE_DOCS[0][0]: 2},
+            "pool": {"pool": [d for d, _ in SAMPLE_DOCS], "bm25": [], "dense": []},
+            "query_entities": ["vitamin d"]})
         assert isinstance(v, dict) and {"well_formed", "answerable"} <= set(v)
         assert all(v[k] is None or isinstance(v[k], bool) for k in ("well_formed", "answerable"))

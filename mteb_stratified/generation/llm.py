@@ -297,11 +297,15 @@ def _first_string(data, *names) -> str | None:
 class _LLMPart:
     """Shared by the writer, judge and verifier: their calls and recorded settings."""
 
+    #: its requests may overlap with other candidates' (the loop's CPU lock is not taken)
+    sends_requests = True
+
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int, max_tokens: int):
         self.calls, self.doc_chars, self.max_tokens = calls, doc_chars, max_tokens
 
     def params(self) -> dict:
-        return {"kind": "llm", "model": self.calls.endpoint.model,
+        return {"kind": "llm", "rule": f"llm:{self.calls.endpoint.model}",
+                "model": self.calls.endpoint.model,
                 "prompt_version": PROMPT_VERSION, "doc_chars": self.doc_chars}
 
 
@@ -310,6 +314,9 @@ class LLMQueryWriter(_LLMPart):
 
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 600, max_tokens: int = 64):
         super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
+
+    def max_calls(self, n_docs: int) -> int:
+        return 2
 
     def write(self, target, seed_docs: Sequence[tuple[str, str]],
               terms: Sequence[str] = ()) -> tuple[str | None, str]:
@@ -348,8 +355,13 @@ class LLMJudge(_LLMPart):
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16):
         super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
 
-    def judge(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
-        """``{doc_id: 0|1|2 or None}`` (None: no usable grade after a re-ask)."""
+    def max_calls(self, n_docs: int) -> int:
+        """Requests for one query's ``n_docs`` pooled documents at most (a re-ask each)."""
+        return 2 * int(n_docs)
+
+    def judge(self, query: str, docs: Sequence[tuple[str, str]], seeds=()) -> dict:
+        """``{doc_id: 0|1|2 or None}`` (None: no usable grade after a re-ask); the seeds are
+        judged like every other pooled document."""
         out = {}
         for doc_id, text in docs:
             user = f"Query: {query}\n\nDocument:\n{text[:self.doc_chars]}"
@@ -382,7 +394,10 @@ class LLMVerifier(_LLMPart):
     def params(self) -> dict:
         return {**super().params(), "max_docs": self.max_docs}
 
-    def verify(self, query: str, docs: Sequence[tuple[str, str]]) -> dict:
+    def max_calls(self, n_docs: int) -> int:
+        return 2
+
+    def verify(self, query: str, docs: Sequence[tuple[str, str]], context=None) -> dict:
         """``{"well_formed": bool|None, "answerable": bool|None}`` (None: no usable answer)."""
         user = f"Query: {query}\n\n{_doc_block(list(docs)[:self.max_docs], self.doc_chars)}"
         data, _ = self.calls.chat_json(

@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -71,6 +73,8 @@ REASONS = {
 #: Targets of equal priority: the highest J bin first (queries in the documents' own terms are
 #: the easiest to write and verify), then the lowest Δ bin.
 _J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2, "na": 3}
+#: The default MSC target, as a share of the corpus' ceiling.
+DEFAULT_MSC_SHARE = 0.9
 
 
 @runtime_checkable
@@ -83,14 +87,16 @@ class QueryWriter(Protocol):
 
 @runtime_checkable
 class RelevanceJudge(Protocol):
-    def judge(self, query: str, docs: Sequence[tuple[str, str]]) -> dict: ...
+    def judge(self, query: str, docs: Sequence[tuple[str, str]], seeds: Sequence[str] = ()
+              ) -> dict: ...
 
     def params(self) -> dict: ...
 
 
 @runtime_checkable
 class Verifier(Protocol):
-    def verify(self, query: str, docs: Sequence[tuple[str, str]]) -> dict: ...
+    def verify(self, query: str, docs: Sequence[tuple[str, str]], context: dict | None = None
+               ) -> dict: ...
 
     def params(self) -> dict: ...
 
@@ -121,7 +127,7 @@ class GenerationConfig:
 
     seed: int = 0
     n_min: int = DEFAULT_N_MIN
-    target_msc: float = 0.9
+    target_msc: float | None = None
     target_scc: float = 0.5
     max_attempts: int = 2
     n_seeds: int = 2
@@ -132,6 +138,7 @@ class GenerationConfig:
     seed_draws: int = 20
     n_terms: int = 5
     max_candidates: int | None = None
+    round_size: int = 8
 
     def __post_init__(self):
         check_n_min(self.n_min)
@@ -139,13 +146,34 @@ class GenerationConfig:
             raise InputError(f"max_candidates must be ≥ 1, got {self.max_candidates}",
                              fix="omit it (no limit) or give a positive number")
         for name in ("max_attempts", "n_seeds", "central_docs", "related_clusters",
-                     "no_json_abort", "seed_draws", "n_terms"):
+                     "no_json_abort", "seed_draws", "n_terms", "round_size"):
             if int(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be ≥ 1, got {getattr(self, name)}",
                                  fix=f"pass a positive {name}")
         for name in ("target_msc", "target_scc"):
-            if not 0 <= float(getattr(self, name)) <= 1:
+            value = getattr(self, name)
+            if value is not None and not 0 <= float(value) <= 1:
                 raise InputError(f"{name} must be in [0, 1]", fix="e.g. 0.9")
+
+    def targets(self, ceiling: tuple[float, float]) -> tuple[float, float]:
+        """``(MSC, SCC)`` to stop at, given the corpus' ceiling ``(MSC, SCC)`` (every document a
+        query, :func:`~mteb_stratified.stratification.validity.coverage_ceiling`).
+
+        The MSC target defaults to :data:`DEFAULT_MSC_SHARE` of the ceiling; a target above the
+        ceiling is an :class:`InputError` that says the ceiling (no query set reaches it).
+        The SCC ceiling of the documents is no bound here (a cluster with few documents can
+        hold many queries), so the SCC target is used as given.
+        """
+        ceil_msc = float(ceiling[0])
+        msc = DEFAULT_MSC_SHARE * ceil_msc if self.target_msc is None else float(self.target_msc)
+        if msc > ceil_msc + 1e-12:
+            raise InputError(
+                f"the target MSC {msc:.3f} is above this corpus' ceiling {ceil_msc:.3f}: only "
+                f"that share of its clusters is some document's own stratum (the others carry "
+                f"no stratum weight, so no weighted query set covers them)",
+                fix=f"pass --target-msc ≤ {math.floor(ceil_msc * 1000) / 1000:.3f}, or omit "
+                    f"it ({DEFAULT_MSC_SHARE} × the ceiling = {DEFAULT_MSC_SHARE * ceil_msc:.3f})")
+        return msc, float(self.target_scc)
 
 
 @dataclass
@@ -159,6 +187,7 @@ class GenerationResult:
     stop_reason: str = ""
     usage: dict = field(default_factory=dict)
     infeasible: list = field(default_factory=list)
+    targets: dict = field(default_factory=dict)
 
     def counts(self) -> dict:
         rej: dict = {}
@@ -316,20 +345,29 @@ class _Seeds:
 # ---------------------------------------------------------------------------------------------
 def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
                      verifier: Verifier, pooler, config: GenerationConfig | None = None,
-                     calls=None, log=None) -> GenerationResult:
+                     calls=None, log=None, concurrency: int = 1) -> GenerationResult:
     """Run the coverage-aware generation loop (module docstring) and return its result.
 
     ``dataset``: a BEIR dataset (``load_beir``) of the artifact's corpus; its judged queries are
     the original query set.  ``calls``: the :class:`~.llm.BudgetedCalls` the LLM parts share
-    (for usage; the budget itself is enforced there).  Nothing is written; see
-    :func:`write_dataset`.
+    (for usage and the round reservations; the budget itself is enforced there).
+    ``concurrency``: candidates of a round drafted at once (threads; their LLM requests overlap,
+    their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
+    is written; see :func:`write_dataset`.
     """
     from ..stratification import cluster_weights, corpus_bins, strata_for_dataset
+    from ..stratification.validity import coverage_ceiling
 
     cfg = config or GenerationConfig()
+    concurrency = int(concurrency)
+    if concurrency < 1:
+        raise InputError(f"concurrency must be ≥ 1, got {concurrency}", fix="e.g. 4")
     artifact.check_corpus(dataset.corpus)
     weights = cluster_weights(artifact, dataset.corpus)
     bins = corpus_bins(artifact)
+    mass = weights.primary_share()  # stratum weights by the argmax rule, as stratify counts
+    ceiling = coverage_ceiling(weights, mass, n_min=cfg.n_min)
+    target_msc, target_scc = cfg.targets(ceiling)
     try:
         strata = strata_for_dataset(artifact, dataset, bins=bins, level=cfg.level,
                                     check_corpus=False)
@@ -338,15 +376,18 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                          f"{len(dataset.qrels)} original queries, before any generation",
                          fix="rerun with a larger --budget (the answers so far are cached)"
                          ) from None
-    mass = weights.primary_share()  # stratum weights by the argmax rule, as stratify counts
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
     state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
                    cfg.n_min, grid=bins.grid)
     result = GenerationResult(coverage_before=state.coverage())
+    result.targets = {"msc": target_msc, "scc": target_scc,
+                      "ceiling_msc": ceiling[0], "ceiling_scc_documents": ceiling[1],
+                      "rule": "MSC target: given, or "
+                              f"{DEFAULT_MSC_SHARE} x the ceiling (every document a query)"}
     seeds = _Seeds(weights, weights.doc_ids, cfg)
     doc_entities = {d: {artifact.canonical(e) for e in ents}
                     for d, ents in artifact.doc_entities.items()}
-    existing = {" ".join(t.lower().split()) for t in dataset.queries.values()}
+    existing = {_norm(t) for t in dataset.queries.values()}
     attempts: dict = {}
     exhausted: set = set()
     failures: dict = {}
@@ -354,80 +395,142 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     used_seeds: dict = {}
     entity_info = {e["name"]: (e.get("cluster"), -float(e.get("centrality") or 0.0))
                    for e in artifact.entities}
+    ctx = _Context(dataset, artifact, weights, bins, doc_entities, writer, judge, verifier,
+                   pooler, cfg)
+    worst = _worst_calls(writer, judge, verifier, artifact, pooler)
     no_json_run = 0
     any_json = False
+    pool = None
+    if concurrency > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate")
 
     def met(cov) -> bool:
-        return cov["cluster"]["msc"] >= cfg.target_msc and cov["cluster"]["scc"] >= cfg.target_scc
+        return cov["cluster"]["msc"] >= target_msc and cov["cluster"]["scc"] >= target_scc
 
-    while True:
-        cov = state.coverage()
-        if met(cov):
-            result.stop_reason = "coverage targets met"
-            break
-        if cfg.max_candidates is not None and len(result.candidates) >= cfg.max_candidates:
-            result.stop_reason = f"{cfg.max_candidates} candidates written (max_candidates)"
-            break
-        cell_counts: dict = {}
-        for key in zip(state.primary, state.dbin, state.jbin):
-            cell_counts[key] = cell_counts.get(key, 0) + 1
-        targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
-                               labels=labels, exclude=exhausted, failures=failures,
-                               grid=bins.grid)
-        if not targets:
-            result.stop_reason = "no target left"
-            break
-        target = targets[0]
-        attempt = attempts.get(target.cell, 0)
-        attempts[target.cell] = attempt + 1
-        if attempts[target.cell] >= cfg.max_attempts:
-            exhausted.add(target.cell)
-        seed_ids = seeds.sample(target, attempt, weights, bins, used_seeds.get(target.cell, ()))
-        if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin: skip it
-            exhausted.add(target.cell)
-            infeasible.append(list(target.cell))
-            continue
-        used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
-        record = {"target": list(target.cell), "target_label": target.label,
-                  "priority": target.priority, "attempt": attempt, "seed_docs": seed_ids,
-                  "seed": cfg.seed}
-        record["terms"] = _terms(seed_ids, target.cluster, doc_entities, entity_info, cfg.n_terms)
-        try:
-            outcome = _candidate(target, seed_ids, record, dataset, artifact, weights, bins,
-                                 doc_entities, existing, writer, judge, verifier, pooler, cfg)
-        except BudgetExhausted as exc:
-            record.update(status="rejected", reason="budget_spent", detail=str(exc))
-            result.candidates.append(record)
-            result.stop_reason = f"budget spent ({exc})"
-            break
-        result.candidates.append(record)
-        if outcome is None:
-            failures[target.cluster] = failures.get(target.cluster, 0) + 1
-        if log is not None:
-            log(record)
-        if record.get("reason") == "no_query":
-            no_json_run += 1
-            if not any_json and no_json_run >= cfg.no_json_abort:
-                raise InputError(
-                    f"the model returned no JSON query in {no_json_run} answers in a row "
-                    f"(last: {record.get('raw', '')[:120]!r})",
-                    fix="use an instruction-following model that can answer in JSON (e.g. a "
-                        "vLLM or OpenAI endpoint: --base-url/--model); the answers so far are "
-                        "cached")
-        else:
-            no_json_run = 0
-            any_json = True
-        if outcome is not None:
-            c, d, j = outcome
-            state.add(c, d, j)
-            existing.add(" ".join(record["query"].lower().split()))
-            record["query_id"] = f"gen-{cfg.seed}-{len(result.accepted) + 1:04d}"
-            result.accepted.append(record)
+    try:
+        while True:
+            cov = state.coverage()
+            if met(cov):
+                result.stop_reason = "coverage targets met"
+                break
+            if cfg.max_candidates is not None and len(result.candidates) >= cfg.max_candidates:
+                result.stop_reason = f"{cfg.max_candidates} candidates written (max_candidates)"
+                break
+            cell_counts: dict = {}
+            for key in zip(state.primary, state.dbin, state.jbin):
+                cell_counts[key] = cell_counts.get(key, 0) + 1
+            targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
+                                   labels=labels, exclude=exhausted, failures=failures,
+                                   grid=bins.grid)
+            if not targets:
+                result.stop_reason = "no target left"
+                break
+            # a round: the best target of each of the round_size best clusters, drafted on the
+            # coverage at the round's start, so its candidates are independent of each other
+            room = cfg.round_size
+            if cfg.max_candidates is not None:
+                room = min(room, cfg.max_candidates - len(result.candidates))
+            if calls is not None and worst > 0:  # reserve: the round fits the budget left
+                room = max(1, min(room, calls.remaining // worst))
+            drafts, clusters = [], set()
+            for target in targets:
+                if len(drafts) >= room:
+                    break
+                if target.cluster in clusters:
+                    continue
+                attempt = attempts.get(target.cell, 0)
+                attempts[target.cell] = attempt + 1
+                if attempts[target.cell] >= cfg.max_attempts:
+                    exhausted.add(target.cell)
+                seed_ids = seeds.sample(target, attempt, weights, bins,
+                                        used_seeds.get(target.cell, ()))
+                if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin
+                    exhausted.add(target.cell)
+                    infeasible.append(list(target.cell))
+                    continue
+                clusters.add(target.cluster)
+                used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
+                record = {"target": list(target.cell), "target_label": target.label,
+                          "priority": target.priority, "attempt": attempt,
+                          "seed_docs": seed_ids, "seed": cfg.seed,
+                          "terms": _terms(seed_ids, target.cluster, doc_entities, entity_info,
+                                          cfg.n_terms)}
+                drafts.append((target, record))
+            if not drafts:
+                continue  # every ranked target was infeasible: they are excluded now
+            frozen = frozenset(existing)
+            jobs = [(t, r, frozen) for t, r in drafts]
+            if pool is None:
+                outcomes = [ctx.run(*job) for job in jobs]
+            else:
+                outcomes = list(pool.map(lambda job: ctx.run(*job), jobs))
+            stop = None
+            # merged in draft order, whatever order the candidates finished in
+            for (target, record), outcome in zip(drafts, outcomes):
+                if isinstance(outcome, BudgetExhausted):
+                    record.update(status="rejected", reason="budget_spent", detail=str(outcome))
+                    result.candidates.append(record)
+                    stop = stop or f"budget spent ({outcome})"
+                    continue
+                if outcome is not None and _norm(record["query"]) in existing:
+                    record.update(status="rejected", reason="duplicate_query",
+                                  detail="the same text as a query accepted in this round")
+                    outcome = None
+                result.candidates.append(record)
+                if outcome is None:
+                    failures[target.cluster] = failures.get(target.cluster, 0) + 1
+                if log is not None:
+                    log(record)
+                if record.get("reason") == "no_query":
+                    no_json_run += 1
+                    if not any_json and no_json_run >= cfg.no_json_abort:
+                        raise InputError(
+                            f"the model returned no JSON query in {no_json_run} answers in a "
+                            f"row (last: {record.get('raw', '')[:120]!r})",
+                            fix="use an instruction-following model that can answer in JSON "
+                                "(e.g. a vLLM or OpenAI endpoint: --base-url/--model); the "
+                                "answers so far are cached")
+                else:
+                    no_json_run = 0
+                    any_json = True
+                if outcome is not None:
+                    c, d, j = outcome
+                    state.add(c, d, j)
+                    existing.add(_norm(record["query"]))
+                    record["query_id"] = f"gen-{cfg.seed}-{len(result.accepted) + 1:04d}"
+                    result.accepted.append(record)
+            if stop is not None:
+                result.stop_reason = stop
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     result.coverage_after = state.coverage()
     result.infeasible = infeasible
     if calls is not None:
         result.usage = calls.usage()
     return result
+
+
+def _norm(text: str) -> str:
+    """A query's text for the duplicate check: lower case, single spaces."""
+    return " ".join(text.lower().split())
+
+
+def _worst_calls(writer, judge, verifier, artifact, pooler) -> int:
+    """Requests one candidate sends at most, retries aside (parts without ``max_calls`` make
+    none): the round reservation, so the budget never ends inside a round of independent
+    candidates and the output does not depend on which of them finished first."""
+    n_pool = int(getattr(pooler, "max_pool", 0)) or 1
+    total = 0
+    for part in (writer, judge, verifier):
+        fn = getattr(part, "max_calls", None)
+        total += int(fn(n_pool)) if fn is not None else 0
+    ex = getattr(artifact, "query_extractor", None)
+    if total and artifact.metadata["extractor"]["kind"] == "llm" and ex is not None:
+        total += 2  # the structure's extraction of the query's entities, with one re-ask
+    return total
 
 
 def _terms(seed_ids, cluster: int, doc_entities, entity_info, n: int) -> list[str]:
@@ -438,59 +541,121 @@ def _terms(seed_ids, cluster: int, doc_entities, entity_info, n: int) -> list[st
     return ranked[:n]
 
 
-def _candidate(target, seed_ids, record, dataset, artifact, weights, bins, doc_entities,
-               existing, writer, judge, verifier, pooler, cfg) -> tuple | None:
-    """One candidate: write, pool, judge, verify.  Fills ``record``; returns the landed cell
-    codes when accepted, else None."""
-    corpus = dataset.corpus
-    query, raw = writer.write(target, [(d, doc_text(corpus[d])) for d in seed_ids],
-                              record["terms"])
-    record["raw"] = (raw or "")[:500]
-    if not query:
-        record.update(status="rejected", reason="no_query")
-        return None
-    record["query"] = query
-    if " ".join(query.lower().split()) in existing:
-        record.update(status="rejected", reason="duplicate_query")
-        return None
-    pooled = pooler.pool(query, seed_ids)
-    record["pool"] = pooled
-    grades = judge.judge(query, [(d, doc_text(corpus[d])) for d in pooled["pool"]])
-    record["judgements"] = grades
-    qrels = {d: g for d, g in grades.items() if g is not None and g >= cfg.level}
-    if not qrels:
-        record.update(status="rejected", reason="no_relevant_document",
-                      judge_failures=sum(g is None for g in grades.values()))
-        return None
-    record["qrels"] = qrels
-    ents = artifact.extract_entities(query)
-    record["query_entities"] = sorted(ents)
-    st = stratify({"q": qrels}, weights, query_entities={"q": ents}, doc_entities=doc_entities,
-                  bins=bins, level=cfg.level)
-    if st.n_queries == 0:
-        record.update(status="rejected", reason="no_relevant_document",
-                      detail=st.excluded[0].reason if st.excluded else "")
-        return None
-    c, d, j = int(st.primary[0]), int(st.dispersion_bin[0]), int(st.alignment_bin[0])
-    record["landed"] = list(st.grid.label_of(c, d, j))
-    record["dispersion"], record["alignment"] = float(st.dispersion[0]), float(st.alignment[0])
-    if tuple(record["landed"]) != target.cell:
-        record.update(status="rejected", reason="wrong_cell")
-        return None
-    rel_docs = sorted(qrels, key=lambda x: (-qrels[x], x))
-    verdict = verifier.verify(query, [(x, doc_text(corpus[x])) for x in rel_docs])
-    record["verifier"] = verdict
-    if verdict.get("well_formed") is None or verdict.get("answerable") is None:
-        record.update(status="rejected", reason="verifier_no_answer")
-        return None
-    if not verdict["well_formed"]:
-        record.update(status="rejected", reason="not_well_formed")
-        return None
-    if not verdict["answerable"]:
-        record.update(status="rejected", reason="not_answerable")
-        return None
-    record.update(status="accepted", reason=None)
-    return c, d, j
+class _Context:
+    """What every candidate reads (shared, read-only), and the lock its CPU steps take: the
+    pooler, the extractor and the strata run one candidate at a time, the LLM requests of
+    several overlap."""
+
+    def __init__(self, dataset, artifact, weights, bins, doc_entities, writer, judge, verifier,
+                 pooler, cfg):
+        self.dataset, self.artifact, self.weights, self.bins = dataset, artifact, weights, bins
+        self.doc_entities = doc_entities
+        self.writer, self.judge, self.verifier, self.pooler = writer, judge, verifier, pooler
+        self.cfg = cfg
+        self.cpu = threading.RLock()
+
+    def run(self, target, record, existing):
+        """One candidate: fills ``record``; the landed cell codes when accepted, None when
+        rejected, the :class:`BudgetExhausted` when the budget ran out inside it."""
+        try:
+            return self._candidate(target, record, existing)
+        except BudgetExhausted as exc:
+            return exc
+
+    def _text(self, ids):
+        corpus = self.dataset.corpus
+        return [(d, doc_text(corpus[d])) for d in ids]
+
+    def _candidate(self, target, record, existing) -> tuple | None:
+        cfg, seed_ids = self.cfg, record["seed_docs"]
+        with self.cpu if not _calls_llm(self.writer) else _NOLOCK:
+            query, raw = self.writer.write(target, self._text(seed_ids), record["terms"])
+        record["raw"] = (raw or "")[:500]
+        if not query:
+            record.update(status="rejected", reason="no_query")
+            return None
+        record["query"] = query
+        if _norm(query) in existing:
+            record.update(status="rejected", reason="duplicate_query")
+            return None
+        with self.cpu:
+            pooled = self.pooler.pool(query, seed_ids)
+        record["pool"] = pooled
+        with self.cpu if not _calls_llm(self.judge) else _NOLOCK:
+            judged = self.judge.judge(query, self._text(pooled["pool"]), seeds=tuple(seed_ids))
+        grades, rules = _judgements(judged, self.judge)
+        record["judgements"], record["judged_by"] = grades, rules
+        qrels = {d: g for d, g in grades.items() if g is not None and g >= cfg.level}
+        if not qrels:
+            record.update(status="rejected", reason="no_relevant_document",
+                          judge_failures=sum(g is None for g in grades.values()))
+            return None
+        record["qrels"] = qrels
+        record["qrel_rules"] = {d: rules[d] for d in sorted(qrels)}
+        with self.cpu:
+            ents = self.artifact.extract_entities(query)
+            record["query_entities"] = sorted(ents)
+            st = stratify({"q": qrels}, self.weights, query_entities={"q": ents},
+                          doc_entities=self.doc_entities, bins=self.bins, level=cfg.level)
+        if st.n_queries == 0:
+            record.update(status="rejected", reason="no_relevant_document",
+                          detail=st.excluded[0].reason if st.excluded else "")
+            return None
+        c, d, j = int(st.primary[0]), int(st.dispersion_bin[0]), int(st.alignment_bin[0])
+        record["landed"] = list(st.grid.label_of(c, d, j))
+        record["dispersion"], record["alignment"] = float(st.dispersion[0]), float(st.alignment[0])
+        if tuple(record["landed"]) != target.cell:
+            record.update(status="rejected", reason="wrong_cell")
+            return None
+        rel_docs = sorted(qrels, key=lambda x: (-qrels[x], x))
+        context = {"seed_docs": list(seed_ids), "pool": pooled, "qrels": qrels,
+                   "query_entities": record["query_entities"]}
+        with self.cpu if not _calls_llm(self.verifier) else _NOLOCK:
+            verdict = self.verifier.verify(query, self._text(rel_docs), context=context)
+        record["verifier"] = verdict
+        if verdict.get("well_formed") is None or verdict.get("answerable") is None:
+            record.update(status="rejected", reason="verifier_no_answer")
+            return None
+        if not verdict["well_formed"]:
+            record.update(status="rejected", reason="not_well_formed")
+            return None
+        if not verdict["answerable"]:
+            record.update(status="rejected", reason="not_answerable")
+            return None
+        record.update(status="accepted", reason=None)
+        return c, d, j
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOLOCK = _NoLock()
+
+
+def _calls_llm(part) -> bool:
+    """Does the part send requests (its steps may overlap with other candidates')?  Parts that
+    say nothing run under the CPU lock, one candidate at a time."""
+    return bool(getattr(part, "sends_requests", False))
+
+
+def _judgements(judged: dict, judge) -> tuple[dict, dict]:
+    """``({doc: grade}, {doc: rule})`` from a judge's answer: grades, or ``(grade, rule)`` pairs
+    (a judge that gives plain grades judged every document by its own ``params()["rule"]``, or
+    by its kind)."""
+    params = judge.params()
+    default = str(params.get("rule") or params.get("kind") or type(judge).__name__)
+    grades, rules = {}, {}
+    for d, v in judged.items():
+        if isinstance(v, tuple):
+            grades[d], rules[d] = v[0], str(v[1])
+        else:
+            grades[d], rules[d] = v, default
+    return grades, rules
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,9 +702,8 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
     gen_qrels: dict = {}
     for rec in result.accepted:
         meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "terms",
-                                    "seed",
-                                    "attempt", "verifier", "dispersion", "alignment",
-                                    "query_entities", "pool")}
+                                    "seed", "attempt", "verifier", "dispersion", "alignment",
+                                    "query_entities", "pool", "qrel_rules")}
         meta.update(provenance)
         lines.append(json.dumps({"_id": rec["query_id"], "text": rec["query"],
                                  "origin": "generated", "metadata": meta}, ensure_ascii=False))
@@ -556,6 +720,7 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
     report = {"split": dataset.split, "before": result.coverage_before,
               "after": result.coverage_after, "counts": result.counts(),
               "stop_reason": result.stop_reason, "usage": result.usage,
+              "targets": result.targets,
               "infeasible_cells": result.infeasible,
               "provenance": provenance}
     _write_atomic(os.path.join(out, "coverage.json"),
@@ -573,6 +738,12 @@ def coverage_markdown(report: dict) -> str:
         rows.append(f"| {name} | {cov['n_queries']} | {cov['cluster']['msc']:.3f} | "
                     f"{cov['cluster']['scc']:.3f} | {cov['cell']['msc']:.3f} | "
                     f"{cov['cell']['scc']:.3f} |")
+    t = report.get("targets") or {}
+    if t:
+        rows += ["", f"Targets: MSC ≥ {t['msc']:.3f} (ceiling {t['ceiling_msc']:.3f}: every "
+                     f"document a query; {t['msc'] / t['ceiling_msc']:.0%} of it) and SCC ≥ "
+                     f"{t['scc']:.3f} (every document a query: {t['ceiling_scc_documents']:.3f})."
+                 if t['ceiling_msc'] > 0 else ""]
     rows += ["", f"Candidates: {n['generated']}, accepted {n['accepted']} "
                  f"({n['accepted_in_target_cell']} in their target cell), rejected "
                  f"{n['rejected']}.", ""]

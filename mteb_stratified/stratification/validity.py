@@ -30,7 +30,8 @@ from ..core import ClusterWeights, InputError, QueryStrata, stratify
 from ..core.coverage import cluster_coverage
 from ..core.rng import as_generator
 
-__all__ = ["assignment_reliability", "coverage_baselines", "partial_correlations",
+__all__ = ["assignment_reliability", "coverage_baselines", "coverage_ceiling",
+           "partial_correlations",
            "lexical_overlap", "definition_candidates"]
 
 
@@ -97,6 +98,17 @@ def _msc_scc(primary, mass, n_min: int) -> tuple[float, float]:
     return float(cov.msc), float(cov.scc)
 
 
+def coverage_ceiling(weights: ClusterWeights, mass, *, n_min: int = 5) -> tuple[float, float]:
+    """``(MSC, SCC)`` of the ceiling: every corpus document a query with rel = {d}.
+
+    A cluster is no document's own stratum exactly when its stratum weight is 0, so the MSC
+    ceiling is the share of clusters that carry weight: no query set whose strata are weighted
+    by the corpus (and no generator that targets weighted strata) covers more of them.
+    """
+    own = weights.primary()
+    return _msc_scc(own[own >= 0], np.asarray(mass, dtype=np.float64), n_min)
+
+
 def coverage_baselines(strata: QueryStrata, weights: ClusterWeights, mass, *, n_min: int = 5,
                        n_random: int = 20, seed: int = 0) -> dict:
     """MSC and SCC of the queries, their ceiling and a random-document baseline (module doc)."""
@@ -104,7 +116,7 @@ def coverage_baselines(strata: QueryStrata, weights: ClusterWeights, mass, *, n_
     own = weights.primary()
     own = own[own >= 0]
     msc, scc = _msc_scc(strata.primary, mass, n_min)
-    ceil = _msc_scc(own, mass, n_min)
+    ceil = coverage_ceiling(weights, mass, n_min=n_min)
     rng = as_generator(None, seed)
     draws = [_msc_scc(rng.choice(own, size=min(strata.n_queries, own.size), replace=False),
                       mass, n_min) for _ in range(int(n_random))]

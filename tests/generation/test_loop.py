@@ -41,7 +41,7 @@ class PlantedJudge:
     def __init__(self, plan):
         self.plan = plan
 
-    def judge(self, query, docs):
+    def judge(self, query, docs, seeds=()):
         return self.plan(query, [d for d, _ in docs])
 
     def params(self):
@@ -53,7 +53,7 @@ class PlantedVerifier:
         self.verdict = verdict or {"well_formed": True, "answerable": True}
         self.calls = 0
 
-    def verify(self, query, docs):
+    def verify(self, query, docs, context=None):
         self.calls += 1
         return dict(self.verdict)
 
@@ -74,7 +74,7 @@ def _seeds_relevant(query, doc_ids):
 
 def _run(slice_data, pooler, writer, judge, verifier, **cfg):
     data, art = slice_data
-    config = GenerationConfig(**{"target_msc": 1.0, "target_scc": 1.0, "n_seeds": 1,
+    config = GenerationConfig(**{"target_scc": 1.0, "n_seeds": 1,
                                  "max_candidates": 6, **cfg})
     return generate_queries(data, art, writer=writer, judge=judge, verifier=verifier,
                             pooler=pooler, config=config)
