@@ -67,6 +67,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="allow the embedding model the --structure records (dense pooling "
                         "loads it) when it is not the packaged all-MiniLM-L6-v2: an artifact "
                         "never chooses a model to download on its own (default: none allowed)")
+    llm.add_argument("--concurrency", type=int_at_least(1), default=1, metavar="N",
+                     help="LLM requests in flight at most: the candidates of a round are "
+                          "drafted N at a time; the output does not depend on N (default: 1)")
+    llm.add_argument("--judge-batch", type=int_at_least(1), default=8, metavar="N",
+                     help="pooled documents the judge grades in one request (1: one request "
+                          "per document) (default: 8)")
     p.add_argument("--retry-failed", action="store_true",
                    help="ask again for the cached answers that held no usable JSON (the "
                         "writer's, judge's and verifier's, and an LLM-built --structure's "
@@ -131,13 +137,15 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
             n = extractor.cache.retry_failed()
             notify(f"--retry-failed: {n} failed answers cleared from {extractor.cache.path}; "
                    "those queries are asked again")
-    writer, judge, verifier = LLMQueryWriter(calls), LLMJudge(calls), LLMVerifier(calls)
+    writer, verifier = LLMQueryWriter(calls), LLMVerifier(calls)
+    judge = LLMJudge(calls, batch=args.judge_batch)
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=args.pool_dense,
                     max_pool=args.max_pool, dense=dense, model=model,
                     cache_dir=os.path.join(args.out, ".work"))
     try:
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
-                                  verifier=verifier, pooler=pooler, config=cfg, calls=calls)
+                                  verifier=verifier, pooler=pooler, config=cfg, calls=calls,
+                                  concurrency=args.concurrency)
     finally:
         if bar is not None:
             bar.close()

@@ -352,8 +352,10 @@ def _grade(data) -> int | None:
 class LLMJudge(_LLMPart):
     """Graded relevance (0/1/2) of pooled documents for a query (``RelevanceJudge`` protocol)."""
 
-    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16):
+    def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16,
+                 batch: int = 1):
         super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
+        self.batch = int(batch)  # TODO(#17): grade up to `batch` documents in one request
 
     def max_calls(self, n_docs: int) -> int:
         """Requests for one query's ``n_docs`` pooled documents at most (a re-ask each)."""
