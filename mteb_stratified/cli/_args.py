@@ -56,11 +56,13 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the description's line breaks (examples, lists) and wraps option help."""
 
 
-def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT") -> None:
+def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT",
+                     base_url_help: str | None = None) -> None:
     """The options of an OpenAI-compatible endpoint (``structure``, ``generate``, and the query
     entities of ``stratify``/``report``); the cache defaults to ``cache_folder/cache_name``."""
     group.add_argument("--base-url", default=None,
-                       help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+                       help=base_url_help or "OpenAI-compatible endpoint (default: "
+                                             "$OPENAI_BASE_URL)")
     group.add_argument("--model", default=None, help="model name (default: $OPENAI_MODEL)")
     group.add_argument("--api-key", default=None,
                        help="API key (default: $OPENAI_API_KEY; any value, e.g. 'none', for "

@@ -1,11 +1,17 @@
-"""mteb-stratified generate: coverage-aware query generation with LLM verification.
+"""mteb-stratified generate: coverage-aware query generation with verification.
+
+Without --base-url, the offline writer, judge and verifier build the queries from the
+structure's own entities (no network, no API key, deterministic for a --seed): the queries are
+offline-synthetic, good for filling coverage to measure strata, not a substitute for human or
+strong-LLM judgments. With --base-url, an OpenAI-compatible LLM writes, judges and verifies them
+(--budget calls at most, --concurrency requests in flight).
 
 Writes an augmented BEIR dataset to -o/--out: the original and the verified generated queries
 (queries.jsonl, each marked by "origin"), qrels/<split>.tsv, qrels/original.tsv and
 qrels/generated.tsv, every candidate with its verdict (candidates.jsonl) and the before/after
 coverage report (coverage.json, coverage.md). LLM answers are cached in SQLite: rerun the same
 command after a crash and it resumes without repeating a finished call, with the same output.
-Needs the [llm], [bm25] and [structure] extras.
+Needs the [bm25] and [structure] extras, and [llm] for --base-url.
 """
 
 from __future__ import annotations
@@ -30,24 +36,29 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--structure", required=True, metavar="DIR",
                    help="structure artifact folder of the corpus ('bundled' for the bundled "
                         "NFCorpus structure)")
-    p.add_argument("--budget", type=int_at_least(1), required=True, metavar="CALLS",
-                   help="LLM calls at most: requests sent (writer, judge, verifier, the "
-                        "structure's extraction of generated queries, retries) plus answers "
-                        "taken from the cache")
+    p.add_argument("--budget", type=int_at_least(1), default=None, metavar="CALLS",
+                   help="LLM calls at most, required with --base-url: requests sent (writer, "
+                        "judge, verifier, the structure's extraction of generated queries, "
+                        "retries) plus answers taken from the cache (default: none; the offline "
+                        "path makes no calls)")
     p.add_argument("--max-tokens-total", type=int_at_least(1), default=None, metavar="N",
                    help="token budget (default: none)")
     p.add_argument("-o", "--out", required=True, metavar="DIR",
                    help="output folder (augmented BEIR dataset)")
     llm = p.add_argument_group("LLM endpoint (OpenAI-compatible: vLLM, OpenAI, "
-                               "transformers serve, llama.cpp)")
-    add_llm_endpoint(llm, cache_name="generate_cache.sqlite")
+                               "transformers serve, llama.cpp); without --base-url the offline "
+                               "writer and judge run")
+    add_llm_endpoint(llm, cache_name="generate_cache.sqlite",
+                     base_url_help="OpenAI-compatible endpoint of the LLM writer, judge and "
+                                   "verifier (default: none: the offline writer and judge)")
     g = p.add_argument_group("targets, seeds and pooling")
     g.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
                    help=f"random seed in [0, {MAX_SEED}] (default: 0)")
     g.add_argument("--n-min", type=int_at_least(1), default=DEFAULT_N_MIN, metavar="N",
                    help=f"queries a cluster needs to count in SCC (default: {DEFAULT_N_MIN})")
-    g.add_argument("--target-msc", type=float_in(0, 1), default=0.9, metavar="MSC",
-                   help="stop at this MSC (default: 0.9)")
+    g.add_argument("--target-msc", type=float_in(0, 1), default=None, metavar="MSC",
+                   help="stop at this MSC; above the corpus' ceiling (every document a query) "
+                        "it is refused (default: 0.9 × the ceiling)")
     g.add_argument("--target-scc", type=float_in(0, 1), default=0.5, metavar="SCC",
                    help="stop at this SCC (default: 0.5)")
     g.add_argument("--max-attempts", type=int_at_least(1), default=2, metavar="N",
@@ -58,8 +69,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="stop after this many candidate queries (default: no limit)")
     g.add_argument("--pool-bm25", type=int_at_least(0), default=4, metavar="N",
                    help="BM25 candidates per query (default: 4)")
-    g.add_argument("--pool-dense", type=int_at_least(0), default=4, metavar="N",
-                   help="dense candidates per query (default: 4)")
+    g.add_argument("--pool-dense", type=int_at_least(0), default=None, metavar="N",
+                   help="dense candidates per query; dense pooling embeds the whole corpus once "
+                        "(about 10 min for NFCorpus on 2 cores) (default: 4 with --base-url, 0 "
+                        "offline)")
     g.add_argument("--max-pool", type=int_at_least(1), default=8, metavar="N",
                    help="documents judged per query (default: 8)")
     g.add_argument("--no-dense", action="store_true", help="pool with BM25 only")
@@ -94,26 +107,84 @@ def run(args: argparse.Namespace) -> int:
         return _generate(args, folder)
 
 
+#: Options of the LLM path and their defaults: given without --base-url they are refused (the
+#: offline path would ignore them).
+_LLM_ONLY = {"budget": None, "max_tokens_total": None, "model": None, "api_key": None,
+             "cache": None, "retry_failed": False, "concurrency": 1, "judge_batch": 8,
+             "timeout": 60.0, "max_retries": 5, "price_in": 0.0, "price_out": 0.0}
+
+
+def _check_path(args: argparse.Namespace) -> None:
+    """The LLM path needs --budget; the offline path takes none of the LLM options."""
+    from ..core import InputError
+
+    if args.base_url is not None:
+        if args.budget is None:
+            raise InputError("--base-url needs a --budget (LLM calls at most, cached answers "
+                             "included)", fix="add e.g. --budget 200, or omit --base-url for "
+                                              "the offline writer and judge")
+        return
+    given = [f"--{k.replace('_', '-')}" for k, v in _LLM_ONLY.items() if getattr(args, k) != v]
+    if given:
+        raise InputError(f"{', '.join(given)} only apply to the LLM path, and no --base-url "
+                         "was given (the offline writer and judge make no calls)",
+                         fix="add --base-url URL for an LLM, or drop those options (bound an "
+                             "offline run with --max-candidates)")
+
+
 def _generate(args: argparse.Namespace, folder: str) -> int:
     from ..io import load_beir
     from ..structure.artifact import StructureArtifact
 
+    _check_path(args)
+    offline = args.base_url is None
     if args.structure == "bundled":
         artifact = StructureArtifact.bundled("nfcorpus")
     else:
         artifact = StructureArtifact.load(args.structure)
     dataset = load_beir(folder, args.split)
     artifact.check_corpus(dataset.corpus, source=folder)
-    dense = not args.no_dense and args.pool_dense > 0
+    if offline and artifact.metadata["extractor"]["kind"] == "llm":
+        from ..core import InputError
+        raise InputError(f"the structure {args.structure} was extracted by an LLM: the offline "
+                         "path reads each query's entities with the structure's own extractor, "
+                         "so it needs that LLM too",
+                         fix="add --base-url (and --budget) for the LLM path, or build the "
+                             "structure with the offline extractor (mteb-stratified structure "
+                             "--extractor offline)")
+    n_dense = args.pool_dense if args.pool_dense is not None else (0 if offline else 4)
+    dense = not args.no_dense and n_dense > 0
     artifact.allow_embedding_model(args.embedding_model)
-    model = artifact.embedding_model if dense else None  # refused before any paid call
-    from ..generation import (BudgetedCalls, CallCache, GenerationConfig, GenerationEndpoint,
-                              LLMJudge, LLMQueryWriter, LLMVerifier, Pooler, generate_queries,
-                              provenance_of, write_dataset)
+    model = artifact.embedding_model if dense or offline else None  # refused before any call
+    from ..generation import GenerationConfig, Pooler, generate_queries, provenance_of, \
+        write_dataset
 
     cfg = GenerationConfig(seed=args.seed, n_min=args.n_min, target_msc=args.target_msc,
                            target_scc=args.target_scc, max_attempts=args.max_attempts,
                            n_seeds=args.n_seeds, max_candidates=args.max_candidates)
+    work = os.path.join(args.out, ".work")
+    pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=n_dense,
+                    max_pool=args.max_pool, dense=dense, model=model, cache_dir=work)
+    if offline:
+        from ..generation.offline import offline_parts
+        writer, judge, verifier = offline_parts(artifact, pooler, seed=args.seed,
+                                                n_seeds=args.n_seeds, cache_dir=work,
+                                                model=model)
+        result = generate_queries(dataset, artifact, writer=writer, judge=judge,
+                                  verifier=verifier, pooler=pooler, config=cfg)
+    else:
+        writer, judge, verifier, result = _llm_generate(args, artifact, dataset, pooler, cfg)
+    write_dataset(args.out, dataset, result,
+                  provenance=provenance_of(writer, judge, verifier, cfg, artifact))
+    return _summary(args, result)
+
+
+def _llm_generate(args, artifact, dataset, pooler, cfg):
+    """The LLM path: budgeted, cached calls shared by the writer, judge, verifier and an
+    LLM-built structure's query extractor."""
+    from ..generation import (BudgetedCalls, CallCache, GenerationEndpoint, LLMJudge,
+                              LLMQueryWriter, LLMVerifier, generate_queries)
+
     endpoint = GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
                                   max_retries=args.max_retries, price_in=args.price_in,
                                   price_out=args.price_out)
@@ -139,9 +210,6 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                    "those queries are asked again")
     writer, verifier = LLMQueryWriter(calls), LLMVerifier(calls)
     judge = LLMJudge(calls, batch=args.judge_batch)
-    pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=args.pool_dense,
-                    max_pool=args.max_pool, dense=dense, model=model,
-                    cache_dir=os.path.join(args.out, ".work"))
     try:
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
                                   verifier=verifier, pooler=pooler, config=cfg, calls=calls,
@@ -150,22 +218,28 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
         if bar is not None:
             bar.close()
         cache.close()
-    write_dataset(args.out, dataset, result,
-                  provenance=provenance_of(writer, judge, verifier, cfg, artifact))
+    return writer, judge, verifier, result
+
+
+def _summary(args, result) -> int:
     counts = result.counts()
     summary = {"out": args.out, "before": result.coverage_before, "after": result.coverage_after,
-               "counts": counts, "stop_reason": result.stop_reason, "usage": result.usage}
+               "counts": counts, "stop_reason": result.stop_reason, "usage": result.usage,
+               "targets": result.targets}
     if args.json:
         print_json(summary)
         return 0
     b, a = result.coverage_before["cluster"], result.coverage_after["cluster"]
+    t = result.targets
     print(f"{args.out}: {counts['accepted']} of {counts['generated']} candidates accepted "
           f"({counts['accepted_in_target_cell']} in their target cell); rejected by reason: "
           f"{counts['rejected_by_reason'] or '-'}")
-    print(f"  MSC {b['msc']:.3f} → {a['msc']:.3f}, SCC {b['scc']:.3f} → {a['scc']:.3f} "
-          f"(stop: {result.stop_reason})")
+    print(f"  MSC {b['msc']:.3f} → {a['msc']:.3f} (target {t['msc']:.3f}, ceiling "
+          f"{t['ceiling_msc']:.3f}), SCC {b['scc']:.3f} → {a['scc']:.3f} (target "
+          f"{t['scc']:.3f}) (stop: {result.stop_reason})")
     u = result.usage
-    print(f"  LLM calls {u['calls']} of {u['budget_calls']} ({u['paid_calls']} requests sent "
-          f"in this run, retries included; {u['cached_calls']} from the cache), "
-          f"tokens {u['tokens']}, cost ${u['cost_usd']}")
+    if u:
+        print(f"  LLM calls {u['calls']} of {u['budget_calls']} ({u['paid_calls']} requests "
+              f"sent in this run, retries included; {u['cached_calls']} from the cache), "
+              f"tokens {u['tokens']}, cost ${u['cost_usd']}")
     return 0

@@ -4,15 +4,21 @@ The loop (our design; the paper describes the idea, not the rules):
 
 1. **Coverage** of the current query set: per cluster n_c (queries whose primary cluster is c)
    and per cell n_{c,δ,j}; MSC and SCC (``n_min``) as in :mod:`mteb_stratified.core.coverage`.
-2. **Targets**: every empty cell (c, Δ bin, J bin) of a cluster with n_c < n_min, ranked by
+2. **Targets**: every empty cell (c, Δ bin, J bin) of a cluster with n_c < n_min (once the SCC
+   target is met and the MSC one is not: of a cluster with n_c = 0), ranked by
    ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: stratum weight, f_c: rejected
-   candidates of cluster c so far), ties → J bin High before Med before Low (a query in the
-   documents' own words is the easiest to hit), then Δ Low before Med before High, then
-   cluster id.  A target is tried at most ``max_attempts`` times.
-3. **Seeds**: Low Δ: one of the cluster's most central documents (largest m_d(c), of those
-   the more concentrated half — lowest own dispersion); Med Δ: ``n_seeds`` (≥ 2) documents, all
-   but one from c, one from a related cluster; High Δ: one from c, the rest from related clusters
-   (related: largest co-membership Σ_d m_d(c) m_d(c')).  Sampling uses
+   candidates of cluster c so far), ties → of Low, Med and High the J level holding the fewest
+   queries so far first (ties High before Med before Low: a query in the documents' own words
+   is the easiest to hit), N/A last, then Δ Low before Med before High, then cluster id.  A target is tried at most
+   ``max_attempts`` times; cells of a J level the writer does not aim at (its
+   ``alignment_ranks``) are not targets.  A **round** takes the best target of each of the
+   ``round_size`` best clusters, on the coverage at the round's start.
+3. **Seeds**: the cluster's *central* documents are those whose own stratum is c (every
+   weighted cluster has one), then the others by m_d(c).  N/A Δ: one of them; Low Δ: ``n_seeds``
+   of them (both drawn from the more concentrated half — lowest own dispersion — of the
+   ``central_docs`` most central); Med Δ: ``n_seeds`` (≥ 2) documents, all but one from c, one
+   from a related cluster; High Δ: one from c, the rest from related clusters (related: largest
+   co-membership Σ_d m_d(c) m_d(c')).  Sampling uses
    ``numpy.random.default_rng([seed, c, δ, j, attempt])``, so it does not depend on the order
    in which targets are visited.  A draw is kept only if the seeds themselves, taken as the
    relevant set, have primary cluster c and Δ in the target bin (up to ``seed_draws`` draws);
@@ -62,6 +68,8 @@ __all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "Rel
 #: Why a candidate was rejected (first failing check).
 REASONS = {
     "no_query": "the writer's answer held no query (no usable JSON after a re-ask)",
+    "writer_declined": "the offline writer's rules reach no query for this cell (e.g. J N/A, "
+                       "or no entity mix whose J over the seeds is in the bin)",
     "duplicate_query": "the same text as an existing query",
     "no_relevant_document": "the judge found no pooled document relevant (grade ≥ 1)",
     "wrong_cell": "recomputed cluster, Δ bin or J bin differ from the target",
@@ -237,21 +245,25 @@ class _State:
 
 
 def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
-                 exclude=(), failures=None, grid: CellGrid = GRID) -> list[Target]:
+                 exclude=(), failures=None, grid: CellGrid = GRID,
+                 empty_only: bool = False, j_order: dict | None = None) -> list[Target]:
     """Empty cells of under-covered clusters, highest priority first (rule: module docstring).
 
     ``cluster_counts[c]``: queries of cluster c; ``cell_counts``: ``{(c, δ, j): n}`` with bin
     codes; ``mass``: corpus mass w_c; ``exclude``: cell labels ``(c, Δ level, J level)`` to skip;
     ``failures``: ``{c: rejected candidates}`` — each divides the cluster's priority by
-    (1 + failures), so one hard cluster does not take the whole budget.
+    (1 + failures), so one hard cluster does not take the whole budget; ``empty_only``: only
+    clusters without a query (the loop's focus once SCC is met and MSC is not); ``j_order``:
+    ``{J rank: position}`` for the cells of one cluster (default: High, Mid, Low, N/A).
     """
+    j_order = j_order or _J_RANK_ORDER
     failures = failures or {}
     out = []
     total = float(np.sum(mass)) or 1.0
     exclude = set(exclude)
     for c in range(len(mass)):
         deficit = n_min - int(cluster_counts[c])
-        if deficit <= 0 or mass[c] <= 0:
+        if deficit <= 0 or mass[c] <= 0 or (empty_only and cluster_counts[c] > 0):
             continue
         priority = float(mass[c]) / total * deficit / n_min / (1 + failures.get(c, 0))
         for d, j in grid.bin_pairs():
@@ -259,7 +271,7 @@ def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
             if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
                 out.append(Target(*cell, priority, None if labels is None else labels.get(c),
                                   grid=grid))
-    out.sort(key=lambda t: (-t.priority, _J_RANK_ORDER[t.rank("alignment")],
+    out.sort(key=lambda t: (-t.priority, j_order[t.rank("alignment")],
                             grid.index("dispersion", t.dispersion), t.cluster))
     return out
 
@@ -271,6 +283,7 @@ class _Seeds:
         self.m = weights.to_csr().tocsc()
         self.ids = list(doc_ids)
         self.disp = np.nan_to_num(document_dispersion(weights), nan=1.0)
+        self.own = weights.primary()  # each document's own stratum
         self.cfg = cfg
         co = (self.m.T @ self.m).tocsr()
         co.setdiag(0)
@@ -278,12 +291,23 @@ class _Seeds:
         self.co = co
 
     def central(self, c: int, k: int) -> list[int]:
+        """The ``k`` most central documents of c: those whose own stratum is c first (they give
+        c its weight, so every weighted cluster has one), then by m_d(c)."""
         col = self.m.getcol(c)
         rows, vals = col.indices, col.data
-        order = np.lexsort((rows, -vals))[:k]
+        order = np.lexsort((rows, -vals, self.own[rows] != c))[:k]
         chosen = rows[order]
-        # of the most central documents, the most concentrated first (lowest own Δ)
-        return [int(x) for x in chosen[np.lexsort((chosen, self.disp[chosen]))]]
+        # in each group (own stratum c or not), the most concentrated first (lowest own Δ)
+        return [int(x) for x in chosen[np.lexsort((chosen, self.disp[chosen],
+                                                   self.own[chosen] != c))]]
+
+    def own_pool(self, c: int, central: list[int], n_own: int, concentrated: bool) -> list[int]:
+        """Where the cluster's own seeds are drawn: its central documents whose own stratum is
+        c when there are ``n_own`` of them, else all its central documents; with
+        ``concentrated``, the more concentrated half of those."""
+        mine = [d for d in central if self.own[d] == c]
+        pool = mine if len(mine) >= n_own else central
+        return pool[:max(n_own, (len(pool) + 1) // 2)] if concentrated else pool
 
     def related(self, c: int) -> list[int]:
         row = self.co.getrow(c)
@@ -301,7 +325,7 @@ class _Seeds:
         n = 1 if single else max(cfg.n_seeds, 2)
         n_own = n if rank in ("na", "low") else (max(n - 1, 1) if rank == "mid" else 1)
         central = self.central(c, cfg.central_docs)
-        pool = central[:max(n_own, len(central) // 2)] if rank in ("na", "low") else central
+        pool = self.own_pool(c, central, n_own, rank in ("na", "low"))
         chosen = [int(x) for x in rng.choice(pool, size=min(n_own, len(pool)), replace=False)]
         related = self.related(c)
         if n - len(chosen) > 0 and related:
@@ -398,6 +422,9 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     ctx = _Context(dataset, artifact, weights, bins, doc_entities, writer, judge, verifier,
                    pooler, cfg)
     worst = _worst_calls(writer, judge, verifier, artifact, pooler)
+    # the J levels the writer can aim at (a rule-based writer may say; an LLM tries all)
+    writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
+    result.targets["writer_alignment_ranks"] = list(writes)
     no_json_run = 0
     any_json = False
     pool = None
@@ -420,9 +447,13 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
             cell_counts: dict = {}
             for key in zip(state.primary, state.dbin, state.jbin):
                 cell_counts[key] = cell_counts.get(key, 0) + 1
+            # the SCC target met, the MSC one not: only clusters without a query are targets
+            empty_only = cov["cluster"]["scc"] >= target_scc
             targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
                                    labels=labels, exclude=exhausted, failures=failures,
-                                   grid=bins.grid)
+                                   grid=bins.grid, empty_only=empty_only,
+                                   j_order=_j_order(state, writes))
+            targets = [t for t in targets if t.rank("alignment") in writes]
             if not targets:
                 result.stop_reason = "no target left"
                 break
@@ -478,7 +509,9 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                                   detail="the same text as a query accepted in this round")
                     outcome = None
                 result.candidates.append(record)
-                if outcome is None:
+                if record.get("reason") == "writer_declined":
+                    exhausted.add(target.cell)
+                elif outcome is None:
                     failures[target.cluster] = failures.get(target.cluster, 0) + 1
                 if log is not None:
                     log(record)
@@ -511,6 +544,21 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     if calls is not None:
         result.usage = calls.usage()
     return result
+
+
+def _j_order(state: "_State", writes) -> dict:
+    """The J levels of a cluster's cells in the order they are tried: of Low, Mid and High (of
+    those the writer aims at), the one that holds the fewest queries so far first, ties High,
+    Mid, Low; N/A (a query without entities) last — so the generated queries spread over the J
+    levels instead of all taking the easiest."""
+    grid = state.grid
+    counts = dict.fromkeys(_J_RANK_ORDER, 0)
+    for j in state.jbin:
+        r = grid.rank("alignment", grid.level("alignment", int(j)))
+        counts[r] += 1
+    order = sorted(_J_RANK_ORDER, key=lambda r: (r not in writes, r == "na", counts[r],
+                                                 _J_RANK_ORDER[r]))
+    return {r: i for i, r in enumerate(order)}
 
 
 def _norm(text: str) -> str:
@@ -572,7 +620,11 @@ class _Context:
             query, raw = self.writer.write(target, self._text(seed_ids), record["terms"])
         record["raw"] = (raw or "")[:500]
         if not query:
-            record.update(status="rejected", reason="no_query")
+            # an LLM's answer without a query is a failure; a writer whose rules cannot reach
+            # a cell (``declines = True``: the offline writer) declines it, and it is not tried
+            # again
+            declined = bool(getattr(self.writer, "declines", False))
+            record.update(status="rejected", reason="writer_declined" if declined else "no_query")
             return None
         record["query"] = query
         if _norm(query) in existing:
@@ -702,9 +754,10 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
     gen_qrels: dict = {}
     for rec in result.accepted:
         meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "terms",
-                                    "seed", "attempt", "verifier", "dispersion", "alignment",
+                                    "seed", "attempt", "dispersion", "alignment",
                                     "query_entities", "pool", "qrel_rules")}
         meta.update(provenance)
+        meta["verdict"] = rec["verifier"]  # the verifier's answer (its settings: "verifier")
         lines.append(json.dumps({"_id": rec["query_id"], "text": rec["query"],
                                  "origin": "generated", "metadata": meta}, ensure_ascii=False))
         gen_qrels[rec["query_id"]] = rec["qrels"]

@@ -50,10 +50,14 @@ class Pooler:
         return [int(i) for i in order[:k] if scores[i] > 0]
 
     def bm25(self, query: str) -> list[str]:
+        return self.bm25_top(query, self.k_bm25)
+
+    def bm25_top(self, query: str, k: int) -> list[str]:
+        """The ``k`` best documents by BM25 (score > 0; ties by document id)."""
         toks = self._bm25s.tokenize([query], stopwords="en", return_ids=False,
                                     show_progress=False)[0]
         scores = self._bm25.get_scores(toks).astype(np.float64)
-        return [self.ids[i] for i in self._top(scores, self.k_bm25)]
+        return [self.ids[i] for i in self._top(scores, k)]
 
     def dense(self, query: str) -> list[str]:
         if self.emb is None:

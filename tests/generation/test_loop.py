@@ -21,7 +21,9 @@ from mteb_stratified.generation import (REASONS, GenerationConfig, QueryWriter, 
 
 
 class PlantedWriter:
-    """``plan(target, seed_ids) -> query text or None``."""
+    """``plan(target, seed_ids) -> query text or None``; it aims at High and Low J only."""
+
+    alignment_ranks = ("high", "low")
 
     def __init__(self, plan):
         self.plan, self.seen = plan, []
