@@ -37,8 +37,8 @@ Our rules (offline rule version :data:`OFFLINE_VERSION`; the paper describes no 
     content word repeated (function words such as "of", "and" may); not a copy of a relevant
     document's title;
   - *answerable*: every query entity is carried by a relevant document, or is a neighbour
-    (cos ≥ τ) of an entity a relevant document carries (the relevant documents cover each
-    concept the query asks about);
+    (cos ≥ τ) of a graph entity (a clustered one) a relevant document carries: the relevant
+    documents cover each concept the query asks about;
   - *retrievable* (recorded, not required): the best rank of a relevant document in the
     query's BM25 top k.
 
@@ -97,13 +97,16 @@ class EntityNeighbours:
         self._extra: dict = {}
 
     def vector(self, name: str) -> np.ndarray:
-        i = self.index.get(name)
-        if i is not None:
-            return self.emb[i]
-        if name not in self._extra:
+        return self.vectors([name])[0]
+
+    def vectors(self, names: Sequence[str]) -> np.ndarray:
+        """Unit rows for ``names``: stored ones, and the others embedded in one batch (memo)."""
+        missing = sorted({n for n in names if n not in self.index and n not in self._extra})
+        if missing:
             from ..structure.embed import embed_texts
-            self._extra[name] = embed_texts([name], self.model)[0]
-        return self._extra[name]
+            self._extra.update(zip(missing, embed_texts(missing, self.model)))
+        return np.stack([self.emb[self.index[n]] if n in self.index else self._extra[n]
+                         for n in names]) if names else np.zeros((0, self.emb.shape[1]))
 
     def nearest(self, name: str, exclude=(), k: int = 3) -> list[str]:
         """Up to ``k`` neighbours of ``name`` (cos ≥ τ), nearest first (ties by name), none
@@ -122,16 +125,16 @@ class EntityNeighbours:
         return out
 
     def matched(self, name: str, others: Sequence[str]) -> str | None:
-        """The first of ``others`` equal to ``name`` or a neighbour of it (cos ≥ τ), else None."""
-        others = sorted(set(others))
+        """The first of ``others`` equal to ``name``, else the nearest of them that is a node of
+        the graph and a neighbour of ``name`` (cos ≥ τ), else None."""
         if name in others:
             return name
-        if not others:
+        nodes = sorted(o for o in set(others) if o in self.index)
+        if not nodes:
             return None
-        vecs = np.stack([self.vector(o) for o in others])
-        sims = vecs @ self.vector(name)
+        sims = self.emb[[self.index[o] for o in nodes]] @ self.vector(name)
         best = int(np.argmax(sims))
-        return others[best] if sims[best] >= self.threshold else None
+        return nodes[best] if sims[best] >= self.threshold else None
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -345,6 +348,7 @@ class OfflineVerifier:
                    "document's title" if _norm(query) not in titles else "copies a title"),
         ]
         carried = set().union(*(self.doc_entities.get(d, set()) for d in rel)) if rel else set()
+        self.neighbours.vectors(ents)  # the query's entities outside the graph: one batch
         found = {e: self.neighbours.matched(e, carried) for e in ents}
         missing = sorted(e for e, m in found.items() if m is None)
         answerable = [_check("concepts_covered", bool(ents) and not missing,
