@@ -9,10 +9,10 @@ The loop (our design; the paper describes the idea, not the rules):
    ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: stratum weight, f_c: rejected
    candidates of cluster c so far), ties → of Low, Med and High the J level holding the fewest
    queries so far first (ties High before Med before Low: a query in the documents' own words
-   is the easiest to hit), N/A last, then Δ Low before Med before High, then cluster id.  A target is tried at most
-   ``max_attempts`` times; cells of a J level the writer does not aim at (its
-   ``alignment_ranks``) are not targets.  A **round** takes the best target of each of the
-   ``round_size`` best clusters, on the coverage at the round's start.
+   is the easiest to hit), N/A last, then Δ Low before Med before High, then cluster id.  A
+   target is tried at most ``max_attempts`` times; cells of a J level the writer does not aim
+   at (its ``alignment_ranks``) are not targets.  A **round** takes the best target of each of
+   the ``round_size`` best clusters, on the coverage at the round's start.
 3. **Seeds**: the cluster's *central* documents are those whose own stratum is c (every
    weighted cluster has one), then the others by m_d(c).  N/A Δ: one of them; Low Δ: ``n_seeds``
    of them (both drawn from the more concentrated half — lowest own dispersion — of the
@@ -25,20 +25,28 @@ The loop (our design; the paper describes the idea, not the rules):
    a cell no draw reaches is skipped without an LLM call (listed as ``infeasible``).
 4. **Write** a query (:class:`QueryWriter`) given the seeds and their own entities (``n_terms``
    of them, those of the target cluster first, then by centrality): for Low J it must avoid
-   them (another register and vocabulary), for High J it must use them.
+   them (another register and vocabulary), for High J it must use them.  A writer with
+   ``declines = True`` may decline a cell its rules cannot reach (``writer_declined``; the cell
+   is not tried again).
 5. **Pool** candidates: seeds ∪ BM25 top-k ∪ dense top-k (:class:`~.pool.Pooler`).
-6. **Judge** every pooled document 0/1/2 (:class:`RelevanceJudge`): the graded qrels.
+6. **Judge** every pooled document 0/1/2 (:class:`RelevanceJudge`, told which are the seeds):
+   the graded qrels, each with the rule that judged it (``qrel_rules``).
 7. **Verify**: (a) recompute the query's stratum with the corpus structure — its entities by the
    artifact's own extractor, Δ and J over the judged relevant documents, the corpus' stored
-   bins — which must be the targeted cell; (b) an LLM check (:class:`Verifier`) that the query
-   is well-formed and answerable from the judged documents (run only when (a) passes).
+   bins — which must be the targeted cell; (b) the :class:`Verifier`'s check that the query is
+   well-formed and answerable from the judged documents (run only when (a) passes).
 8. **Accept or reject** with the reason (``REASONS``); only accepted queries enter the dataset.
-9. Repeat until MSC ≥ ``target_msc`` and SCC ≥ ``target_scc``, or the budget is spent, or no
-   target is left (or ``max_candidates`` candidates were written).
+9. Repeat until MSC ≥ ``target_msc`` and SCC ≥ ``target_scc``
+   (:meth:`GenerationConfig.targets`), or the budget is spent, or no target is left (or
+   ``max_candidates`` candidates were written).
 
-Every LLM answer is cached (:class:`~.llm.BudgetedCalls`), the loop is sequential and every
-random step is seeded, so a rerun after a crash replays the finished calls from the cache and
-produces the same output as an uninterrupted run.
+The candidates of a round are independent of each other (drafted on the same coverage, at
+distinct clusters) and are merged in draft order, so the output does not depend on how many
+run at once (``concurrency``) or which finished first.  A round is cut so that its candidates'
+worst-case requests (the parts' ``max_calls``, retries aside) fit the budget left, so the
+budget does not end inside a round.  Every LLM answer is cached (:class:`~.llm.BudgetedCalls`)
+and every random step is seeded, so a rerun after a crash replays the finished calls from the
+cache and produces the same output as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -409,8 +417,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                       "rule": "MSC target: given, or "
                               f"{DEFAULT_MSC_SHARE} x the ceiling (every document a query)"}
     seeds = _Seeds(weights, weights.doc_ids, cfg)
-    doc_entities = {d: {artifact.canonical(e) for e in ents}
-                    for d, ents in artifact.doc_entities.items()}
+    doc_entities = artifact.canonical_doc_entities()
     existing = {_norm(t) for t in dataset.queries.values()}
     attempts: dict = {}
     exhausted: set = set()
@@ -575,8 +582,7 @@ def _worst_calls(writer, judge, verifier, artifact, pooler) -> int:
     for part in (writer, judge, verifier):
         fn = getattr(part, "max_calls", None)
         total += int(fn(n_pool)) if fn is not None else 0
-    ex = getattr(artifact, "query_extractor", None)
-    if total and artifact.metadata["extractor"]["kind"] == "llm" and ex is not None:
+    if total and artifact.metadata["extractor"]["kind"] == "llm":
         total += 2  # the structure's extraction of the query's entities, with one re-ask
     return total
 

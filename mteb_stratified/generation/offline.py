@@ -178,8 +178,7 @@ class OfflineQueryWriter:
         self.n_entities, self.n_seeds = int(n_entities), max(int(n_seeds), 2)
         self.entities = entities or _Entities(artifact)
         self.bins = corpus_bins(artifact)
-        self.doc_entities = {d: {artifact.canonical(e) for e in ents}
-                             for d, ents in artifact.doc_entities.items()}
+        self.doc_entities = artifact.canonical_doc_entities()
         self.clustered = set(neighbours.names)
 
     @property
@@ -196,7 +195,8 @@ class OfflineQueryWriter:
 
     def params(self) -> dict:
         return {"kind": OFFLINE_KIND, "version": OFFLINE_VERSION, "part": "writer",
-                "n_entities": self.n_entities, "alignment_ranks": list(self.alignment_ranks), "neighbour_threshold": self.neighbours.threshold,
+                "n_entities": self.n_entities, "alignment_ranks": list(self.alignment_ranks),
+                "neighbour_threshold": self.neighbours.threshold,
                 "names_model": self.neighbours.model or "all-MiniLM-L6-v2 (packaged)"}
 
     def _own(self, seed_ids, terms) -> list[str]:
@@ -291,8 +291,7 @@ class OfflineJudge:
 
     def __init__(self, artifact, *, entities: _Entities | None = None):
         self.entities = entities or _Entities(artifact)
-        self.doc_entities = {d: {artifact.canonical(e) for e in ents}
-                             for d, ents in artifact.doc_entities.items()}
+        self.doc_entities = artifact.canonical_doc_entities()
 
     def params(self) -> dict:
         return {"kind": OFFLINE_KIND, "version": OFFLINE_VERSION, "part": "judge",
@@ -321,8 +320,7 @@ class OfflineVerifier:
                  entities: _Entities | None = None):
         self.neighbours, self.pooler = neighbours, pooler
         self.entities = entities or _Entities(artifact)
-        self.doc_entities = {d: {artifact.canonical(e) for e in ents}
-                             for d, ents in artifact.doc_entities.items()}
+        self.doc_entities = artifact.canonical_doc_entities()
 
     def params(self) -> dict:
         return {"kind": OFFLINE_KIND, "version": OFFLINE_VERSION, "part": "verifier",

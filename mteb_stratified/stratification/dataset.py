@@ -61,8 +61,7 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
         raise InputError(f"{len(missing)} judged queries have no entity set (e.g. {missing[:3]})",
                          fix="extract them with the artifact's extractor (extract_entities_batch)")
     query_entities = {q: {artifact.canonical(e) for e in query_entities[q]} for q in qids}
-    doc_entities = {d: {artifact.canonical(e) for e in ents}
-                    for d, ents in artifact.doc_entities.items()}
+    doc_entities = artifact.canonical_doc_entities()
     qrels = {q: dataset.qrels[q] for q in qids}
     vectors = None
     if alignment == "soft":

@@ -320,6 +320,15 @@ class StructureArtifact:
         """The canonical name of a normalised entity name (near-duplicates merged)."""
         return self._alias.get(name, name)
 
+    def canonical_doc_entities(self) -> dict:
+        """``{doc_id: set of canonical entity names}`` E(d), the sets the strata compare
+        (computed once; do not modify)."""
+        cached = self.__dict__.get("_canonical_doc_entities")
+        if cached is None:
+            cached = {d: {self.canonical(e) for e in ents} for d, ents in self.doc_entities.items()}
+            self.__dict__["_canonical_doc_entities"] = cached
+        return cached
+
     def check_corpus(self, corpus: dict, *, source: str | None = None) -> None:
         """Raise :class:`InputError` if ``corpus`` is not the corpus the artifact was built on."""
         got = corpus_fingerprint(corpus)
