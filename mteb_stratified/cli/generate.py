@@ -92,7 +92,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "failed query entities)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.set_defaults(func=run)
+    # the LLM path's options, with their defaults: given without --base-url they are refused
+    llm_only = [a for a in p._actions if a.dest in ("budget", "max_tokens_total", "retry_failed")]
+    llm_only += [a for a in llm._group_actions if a.dest != "base_url"]
+    p.set_defaults(func=run, llm_only={a.dest: a.default for a in llm_only})
     return p
 
 
@@ -101,17 +104,11 @@ def run(args: argparse.Namespace) -> int:
     from ..io.lock import folder_lock
 
     folder = dataset_folder(args.dataset)  # inputs checked before the heavy imports
+    _check_path(args)
     output_dir(args.out)
     # one job per --out: a second one would repeat paid calls and race on the cache
     with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
         return _generate(args, folder)
-
-
-#: Options of the LLM path and their defaults: given without --base-url they are refused (the
-#: offline path would ignore them).
-_LLM_ONLY = {"budget": None, "max_tokens_total": None, "model": None, "api_key": None,
-             "cache": None, "retry_failed": False, "concurrency": 1, "judge_batch": 8,
-             "timeout": 60.0, "max_retries": 5, "price_in": 0.0, "price_out": 0.0}
 
 
 def _check_path(args: argparse.Namespace) -> None:
@@ -124,7 +121,8 @@ def _check_path(args: argparse.Namespace) -> None:
                              "included)", fix="add e.g. --budget 200, or omit --base-url for "
                                               "the offline writer and judge")
         return
-    given = [f"--{k.replace('_', '-')}" for k, v in _LLM_ONLY.items() if getattr(args, k) != v]
+    given = [f"--{k.replace('_', '-')}" for k, v in args.llm_only.items()
+             if getattr(args, k) != v]
     if given:
         raise InputError(f"{', '.join(given)} only apply to the LLM path, and no --base-url "
                          "was given (the offline writer and judge make no calls)",
@@ -136,7 +134,6 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     from ..io import load_beir
     from ..structure.artifact import StructureArtifact
 
-    _check_path(args)
     offline = args.base_url is None
     if args.structure == "bundled":
         artifact = StructureArtifact.bundled("nfcorpus")
@@ -162,6 +159,7 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     cfg = GenerationConfig(seed=args.seed, n_min=args.n_min, target_msc=args.target_msc,
                            target_scc=args.target_scc, max_attempts=args.max_attempts,
                            n_seeds=args.n_seeds, max_candidates=args.max_candidates)
+    _check_targets(cfg, artifact, dataset)  # a target above the ceiling: before any model
     work = os.path.join(args.out, ".work")
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=n_dense,
                     max_pool=args.max_pool, dense=dense, model=model, cache_dir=work)
@@ -177,6 +175,15 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     write_dataset(args.out, dataset, result,
                   provenance=provenance_of(writer, judge, verifier, cfg, artifact))
     return _summary(args, result)
+
+
+def _check_targets(cfg, artifact, dataset) -> None:
+    """Refuse a --target-msc above the corpus' ceiling (GenerationConfig.targets says why)."""
+    from ..stratification import cluster_weights
+    from ..stratification.validity import coverage_ceiling
+
+    weights = cluster_weights(artifact, dataset.corpus)
+    cfg.targets(coverage_ceiling(weights, weights.primary_share(), n_min=cfg.n_min))
 
 
 def _llm_generate(args, artifact, dataset, pooler, cfg):
