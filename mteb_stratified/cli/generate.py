@@ -124,8 +124,9 @@ def _check_path(args: argparse.Namespace) -> None:
     given = [f"--{k.replace('_', '-')}" for k, v in args.llm_only.items()
              if getattr(args, k) != v]
     if given:
-        raise InputError(f"{', '.join(given)} only apply to the LLM path, and no --base-url "
-                         "was given (the offline writer and judge make no calls)",
+        raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only "
+                         "to the LLM path, and no --base-url was given (the offline writer and "
+                         "judge make no calls)",
                          fix="add --base-url URL for an LLM, or drop those options (bound an "
                              "offline run with --max-candidates)")
 
@@ -160,6 +161,7 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                            target_scc=args.target_scc, max_attempts=args.max_attempts,
                            n_seeds=args.n_seeds, max_candidates=args.max_candidates)
     _check_targets(cfg, artifact, dataset)  # a target above the ceiling: before any model
+    endpoint = None if offline else _endpoint(args)  # no model or key: before any model
     work = os.path.join(args.out, ".work")
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=n_dense,
                     max_pool=args.max_pool, dense=dense, model=model, cache_dir=work)
@@ -171,7 +173,8 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
                                   verifier=verifier, pooler=pooler, config=cfg)
     else:
-        writer, judge, verifier, result = _llm_generate(args, artifact, dataset, pooler, cfg)
+        writer, judge, verifier, result = _llm_generate(args, endpoint, artifact, dataset,
+                                                        pooler, cfg)
     write_dataset(args.out, dataset, result,
                   provenance=provenance_of(writer, judge, verifier, cfg, artifact))
     return _summary(args, result)
@@ -186,15 +189,21 @@ def _check_targets(cfg, artifact, dataset) -> None:
     cfg.targets(coverage_ceiling(weights, weights.primary_share(), n_min=cfg.n_min))
 
 
-def _llm_generate(args, artifact, dataset, pooler, cfg):
+def _endpoint(args):
+    """The generator's chat endpoint (a missing model or key is refused here)."""
+    from ..generation import GenerationEndpoint
+
+    return GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
+                              max_retries=args.max_retries, price_in=args.price_in,
+                              price_out=args.price_out)
+
+
+def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
     """The LLM path: budgeted, cached calls shared by the writer, judge, verifier and an
     LLM-built structure's query extractor."""
-    from ..generation import (BudgetedCalls, CallCache, GenerationEndpoint, LLMJudge,
-                              LLMQueryWriter, LLMVerifier, generate_queries)
+    from ..generation import (BudgetedCalls, CallCache, LLMJudge, LLMQueryWriter, LLMVerifier,
+                              generate_queries)
 
-    endpoint = GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
-                                  max_retries=args.max_retries, price_in=args.price_in,
-                                  price_out=args.price_out)
     cache = CallCache(args.cache or os.path.join(args.out, "generate_cache.sqlite"))
     bar = None
     if not args.no_progress:

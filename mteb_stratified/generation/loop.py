@@ -7,9 +7,9 @@ The loop (our design; the paper describes the idea, not the rules):
 2. **Targets**: every empty cell (c, Δ bin, J bin) of a cluster with n_c < n_min (once the SCC
    target is met and the MSC one is not: of a cluster with n_c = 0), ranked by
    ``priority = w_c · (n_min − n_c) / n_min / (1 + f_c)`` (w_c: stratum weight, f_c: rejected
-   candidates of cluster c so far), ties → of Low, Med and High the J level holding the fewest
-   queries so far first (ties High before Med before Low: a query in the documents' own words
-   is the easiest to hit), N/A last, then Δ Low before Med before High, then cluster id.  A
+   candidates of cluster c so far), ties → the J levels in an order drawn per cluster
+   (``default_rng([seed, c])``, of the Low, Med and High levels the writer aims at; N/A last),
+   then Δ Low before Med before High, then cluster id.  A
    target is tried at most ``max_attempts`` times; cells of a J level the writer does not aim
    at (its ``alignment_ranks``) are not targets.  A **round** takes the best target of each of
    the ``round_size`` best clusters, on the coverage at the round's start.
@@ -26,8 +26,8 @@ The loop (our design; the paper describes the idea, not the rules):
 4. **Write** a query (:class:`QueryWriter`) given the seeds and their own entities (``n_terms``
    of them, those of the target cluster first, then by centrality): for Low J it must avoid
    them (another register and vocabulary), for High J it must use them.  A writer with
-   ``declines = True`` may decline a cell its rules cannot reach (``writer_declined``; the cell
-   is not tried again).
+   ``declines = True`` may decline a cell its rules cannot reach with these seeds
+   (``writer_declined``: an attempt at the cell, not a failure of the cluster).
 5. **Pool** candidates: seeds ∪ BM25 top-k ∪ dense top-k (:class:`~.pool.Pooler`).
 6. **Judge** every pooled document 0/1/2 (:class:`RelevanceJudge`, told which are the seeds):
    the graded qrels, each with the rule that judged it (``qrel_rules``).
@@ -43,10 +43,12 @@ The loop (our design; the paper describes the idea, not the rules):
 The candidates of a round are independent of each other (drafted on the same coverage, at
 distinct clusters) and are merged in draft order, so the output does not depend on how many
 run at once (``concurrency``) or which finished first.  A round is cut so that its candidates'
-worst-case requests (the parts' ``max_calls``, retries aside) fit the budget left, so the
-budget does not end inside a round.  Every LLM answer is cached (:class:`~.llm.BudgetedCalls`)
-and every random step is seeded, so a rerun after a crash replays the finished calls from the
-cache and produces the same output as an uninterrupted run.
+worst-case requests (the parts' ``max_calls``, retries aside) fit the budget left, so without
+retries the budget ends inside a round only when one candidate alone is left to try (a round of
+one, as a sequential loop would); a retry can end it inside a round, and then which of that
+round's candidates got the last calls depends on timing.  Every LLM answer is cached
+(:class:`~.llm.BudgetedCalls`) and every random step is seeded, so a rerun after a crash
+replays the finished calls from the cache and produces the same output as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ __all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "Rel
 #: Why a candidate was rejected (first failing check).
 REASONS = {
     "no_query": "the writer's answer held no query (no usable JSON after a re-ask)",
-    "writer_declined": "the offline writer's rules reach no query for this cell (e.g. J N/A, "
-                       "or no entity mix whose J over the seeds is in the bin)",
+    "writer_declined": "the offline writer's rules reach no query for this cell with these "
+                       "seeds (no graph neighbour outside them, no entity mix whose J over "
+                       "them is in the bin, or no phrasing that re-extracts as built)",
     "duplicate_query": "the same text as an existing query",
     "no_relevant_document": "the judge found no pooled document relevant (grade ≥ 1)",
     "wrong_cell": "recomputed cluster, Δ bin or J bin differ from the target",
@@ -86,8 +89,8 @@ REASONS = {
     "verifier_no_answer": "the verifier gave no usable JSON",
     "budget_spent": "the budget ran out before the candidate was complete",
 }
-#: Targets of equal priority: the highest J bin first (queries in the documents' own terms are
-#: the easiest to write and verify), then the lowest Δ bin.
+#: The J levels' tie order in :func:`rank_targets` when no order is given (the loop draws one
+#: per cluster, :func:`_j_order`).
 _J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2, "na": 3}
 #: The default MSC target, as a share of the corpus' ceiling.
 DEFAULT_MSC_SHARE = 0.9
@@ -176,7 +179,10 @@ class GenerationConfig:
         query, :func:`~mteb_stratified.stratification.validity.coverage_ceiling`).
 
         The MSC target defaults to :data:`DEFAULT_MSC_SHARE` of the ceiling; a target above the
-        ceiling is an :class:`InputError` that says the ceiling (no query set reaches it).
+        ceiling is an :class:`InputError` that says the ceiling: this generator targets only
+        the clusters that carry stratum weight, and those are the ceiling's (a query whose
+        several relevant documents sum to another argmax could land in a weightless cluster,
+        but such a stratum adds nothing to a weighted estimate).
         The SCC ceiling of the documents is no bound here (a cluster with few documents can
         hold many queries), so the SCC target is used as given.
         """
@@ -184,9 +190,10 @@ class GenerationConfig:
         msc = DEFAULT_MSC_SHARE * ceil_msc if self.target_msc is None else float(self.target_msc)
         if msc > ceil_msc + 1e-12:
             raise InputError(
-                f"the target MSC {msc:.3f} is above this corpus' ceiling {ceil_msc:.3f}: only "
-                f"that share of its clusters is some document's own stratum (the others carry "
-                f"no stratum weight, so no weighted query set covers them)",
+                f"the target MSC {msc:.3f} is above this corpus' single-document ceiling "
+                f"{ceil_msc:.3f} (every document a query): only that share of its clusters is "
+                f"some document's own stratum, and the generator targets only those (the others "
+                f"carry no stratum weight)",
                 fix=f"pass --target-msc ≤ {math.floor(ceil_msc * 1000) / 1000:.3f}, or omit "
                     f"it ({DEFAULT_MSC_SHARE} × the ceiling = {DEFAULT_MSC_SHARE * ceil_msc:.3f})")
         return msc, float(self.target_scc)
@@ -254,7 +261,7 @@ class _State:
 
 def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
                  exclude=(), failures=None, grid: CellGrid = GRID,
-                 empty_only: bool = False, j_order: dict | None = None) -> list[Target]:
+                 empty_only: bool = False, j_order=None) -> list[Target]:
     """Empty cells of under-covered clusters, highest priority first (rule: module docstring).
 
     ``cluster_counts[c]``: queries of cluster c; ``cell_counts``: ``{(c, δ, j): n}`` with bin
@@ -262,9 +269,12 @@ def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
     ``failures``: ``{c: rejected candidates}`` — each divides the cluster's priority by
     (1 + failures), so one hard cluster does not take the whole budget; ``empty_only``: only
     clusters without a query (the loop's focus once SCC is met and MSC is not); ``j_order``:
-    ``{J rank: position}`` for the cells of one cluster (default: High, Mid, Low, N/A).
+    ``{J rank: position}`` for the cells of a cluster, or ``c -> {J rank: position}`` (default:
+    High, Mid, Low, N/A for every cluster).
     """
-    j_order = j_order or _J_RANK_ORDER
+    if j_order is None:
+        j_order = _J_RANK_ORDER
+    rank_of = j_order if callable(j_order) else (lambda c, _o=j_order: _o)
     failures = failures or {}
     out = []
     total = float(np.sum(mass)) or 1.0
@@ -279,7 +289,8 @@ def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
             if cell_counts.get((c, d, j), 0) == 0 and cell not in exclude:
                 out.append(Target(*cell, priority, None if labels is None else labels.get(c),
                                   grid=grid))
-    out.sort(key=lambda t: (-t.priority, j_order[t.rank("alignment")],
+    orders = {c: rank_of(c) for c in {t.cluster for t in out}}
+    out.sort(key=lambda t: (-t.priority, orders[t.cluster][t.rank("alignment")],
                             grid.index("dispersion", t.dispersion), t.cluster))
     return out
 
@@ -428,10 +439,11 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                    for e in artifact.entities}
     ctx = _Context(dataset, artifact, weights, bins, doc_entities, writer, judge, verifier,
                    pooler, cfg)
-    worst = _worst_calls(writer, judge, verifier, artifact, pooler)
+    worst = _worst_calls(writer, judge, verifier, artifact, pooler, max(cfg.n_seeds, 2))
     # the J levels the writer can aim at (a rule-based writer may say; an LLM tries all)
     writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
     result.targets["writer_alignment_ranks"] = list(writes)
+    j_order = _j_order(cfg.seed, writes)
     no_json_run = 0
     any_json = False
     pool = None
@@ -459,7 +471,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
             targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
                                    labels=labels, exclude=exhausted, failures=failures,
                                    grid=bins.grid, empty_only=empty_only,
-                                   j_order=_j_order(state, writes))
+                                   j_order=j_order)
             targets = [t for t in targets if t.rank("alignment") in writes]
             if not targets:
                 result.stop_reason = "no target left"
@@ -516,9 +528,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                                   detail="the same text as a query accepted in this round")
                     outcome = None
                 result.candidates.append(record)
-                if record.get("reason") == "writer_declined":
-                    exhausted.add(target.cell)
-                elif outcome is None:
+                if outcome is None and record.get("reason") != "writer_declined":
                     failures[target.cluster] = failures.get(target.cluster, 0) + 1
                 if log is not None:
                     log(record)
@@ -553,19 +563,20 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     return result
 
 
-def _j_order(state: "_State", writes) -> dict:
-    """The J levels of a cluster's cells in the order they are tried: of Low, Mid and High (of
-    those the writer aims at), the one that holds the fewest queries so far first, ties High,
-    Mid, Low; N/A (a query without entities) last — so the generated queries spread over the J
-    levels instead of all taking the easiest."""
-    grid = state.grid
-    counts = dict.fromkeys(_J_RANK_ORDER, 0)
-    for j in state.jbin:
-        r = grid.rank("alignment", grid.level("alignment", int(j)))
-        counts[r] += 1
-    order = sorted(_J_RANK_ORDER, key=lambda r: (r not in writes, r == "na", counts[r],
-                                                 _J_RANK_ORDER[r]))
-    return {r: i for i, r in enumerate(order)}
+def _j_order(seed: int, writes):
+    """``c -> {J rank: position}``: the order in which the J levels of cluster c's cells are
+    tried — the levels the writer aims at (of Low, Mid, High) in an order drawn with
+    ``default_rng([seed, c])``, then the others, N/A last.  A draw per cluster spreads the
+    generated queries over the J levels independently of the clusters' weights (an order by
+    the counts so far gave the heavy clusters of a round the same level)."""
+    aimed = [r for r in ("high", "mid", "low") if r in writes]
+    rest = [r for r in _J_RANK_ORDER if r not in aimed]
+
+    def order(c: int) -> dict:
+        drawn = [aimed[i] for i in np.random.default_rng([int(seed), int(c)]).permutation(
+            len(aimed))]
+        return {r: i for i, r in enumerate(drawn + rest)}
+    return order
 
 
 def _norm(text: str) -> str:
@@ -573,11 +584,11 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _worst_calls(writer, judge, verifier, artifact, pooler) -> int:
+def _worst_calls(writer, judge, verifier, artifact, pooler, n_seeds: int) -> int:
     """Requests one candidate sends at most, retries aside (parts without ``max_calls`` make
     none): the round reservation, so the budget never ends inside a round of independent
     candidates and the output does not depend on which of them finished first."""
-    n_pool = int(getattr(pooler, "max_pool", 0)) or 1
+    n_pool = max(int(getattr(pooler, "max_pool", 0)), int(n_seeds), 1)  # seeds are kept
     total = 0
     for part in (writer, judge, verifier):
         fn = getattr(part, "max_calls", None)
@@ -590,7 +601,8 @@ def _worst_calls(writer, judge, verifier, artifact, pooler) -> int:
 def _terms(seed_ids, cluster: int, doc_entities, entity_info, n: int) -> list[str]:
     """The seeds' clustered entities: the target cluster's first, then by centrality, name."""
     names = set().union(*(doc_entities.get(d, set()) for d in seed_ids))
-    ranked = sorted((n_ for n_ in names if n_ in entity_info and entity_info[n_][0] is not None),
+    ranked = sorted((x for x in names if x in entity_info and entity_info[x][0] is not None
+                     and int(entity_info[x][0]) >= 0),
                     key=lambda x: (entity_info[x][0] != cluster, entity_info[x][1], x))
     return ranked[:n]
 

@@ -8,14 +8,18 @@ Our rules (offline rule version :data:`OFFLINE_VERSION`; the paper describes no 
 
 * **entity neighbours** — the clustered entities' names embedded with the structure's model;
   f is a *neighbour* of e when cos(e, f) ≥ τ, τ the structure's similarity-graph threshold
-  (``parameters.threshold``, 0.6): the edge rule of the entity graph, applied to the names
-  alone (embedding every entity with its description would take minutes on a laptop).
+  (``parameters.threshold``, 0.6: the edge rule of the entity graph, which the artifact does
+  not store, applied to the names alone, with no k limit — embedding every entity with its
+  description would take minutes on a laptop), or when f is in e's cluster (a community of the
+  graph: linked to e through its edges); neighbours are ranked by the cosine.  A neighbour is a related name — a synonym, a
+  spelling, or a broader or nearby concept ("tumour" for "tumor", "pet" for "cat").
 * **writer** (:class:`OfflineQueryWriter`), by the rank of the target's J bin; the seed
   documents' entities are S = ∪ E(seed):
 
-  - *High J*: up to ``n_entities`` (2) of the seeds' own clustered entities (those carried by
-    more seeds first, then the loop's order of terms: the target cluster's, then by
-    centrality), no two sharing a word;
+  - *High J*: ``n_entities`` (2; at least 2, so the judge's containment rule has two
+    concepts to check) of the seeds' own clustered entities (those carried by more seeds
+    first, then the loop's order of terms: the target cluster's, then by centrality), no two
+    sharing a word;
   - *Low J*: each of those replaced by its nearest neighbour that is in no seed document
     (another vocabulary for the same concept), so no query entity is in S;
   - *Mid J*: own and replaced entities mixed so that J computed over the seeds falls in the
@@ -28,9 +32,11 @@ Our rules (offline rule version :data:`OFFLINE_VERSION`; the paper describes no 
   if the
   structure's own extractor finds exactly the intended entities in it (else the next one).
 * **judge** (:class:`OfflineJudge`): a seed document is a positive, grade 2 (rule ``seed``, as
-  in GenQ and InPars); any other pooled document d gets grade 1 when the query has at least two
-  entities and d carries every one of them, E(q) ⊆ E(d), else 0 (rule ``entity-containment``).
-  Each qrel records the rule that judged it.
+  in GenQ and InPars); any other pooled document d gets grade 1 when d carries every query
+  entity, E(q) ⊆ E(d), else 0 (rule ``entity-containment``).  Each qrel records the rule that
+  judged it.  The rule reads the same E(d) that J does: a document it adds carries the whole
+  query, so it raises J, and a Low-J query is only accepted with its seeds alone as qrels —
+  how complete the judgments are differs by J level by design.
 * **verifier** (:class:`OfflineVerifier`) — every check is recorded with its reason:
 
   - *well-formed*: 3 to 24 words; at least one entity found by the structure's extractor; no
@@ -38,7 +44,10 @@ Our rules (offline rule version :data:`OFFLINE_VERSION`; the paper describes no 
     document's title;
   - *answerable*: every query entity is carried by a relevant document, or is a neighbour
     (cos ≥ τ) of a graph entity (a clustered one) a relevant document carries: the relevant
-    documents cover each concept the query asks about;
+    documents cover each concept the query asks about.  This re-checks the writer's
+    construction on the extracted entities (it catches a phrasing that re-extracts otherwise);
+    it does not establish relevance — the cell check and the recorded BM25 rank below are the
+    independent signals;
   - *retrievable* (recorded, not required): the best rank of a relevant document in the
     query's BM25 top k.
 
@@ -55,6 +64,9 @@ import os
 from typing import Sequence
 
 import numpy as np
+
+from ..core.strata import soft_containment
+from .loop import _norm
 
 __all__ = ["OFFLINE_VERSION", "OFFLINE_KIND", "EntityNeighbours", "OfflineQueryWriter",
            "OfflineJudge", "OfflineVerifier", "offline_parts"]
@@ -84,8 +96,11 @@ class EntityNeighbours:
     def __init__(self, artifact, *, threshold: float | None = None, cache_dir=None,
                  model: str | None = None):
         from ..structure.embed import cached_array, embed_texts
-        self.names = sorted(e["name"] for e in artifact.entities if int(e["cluster"]) >= 0)
+        clustered = {e["name"]: int(e["cluster"]) for e in artifact.entities
+                     if int(e["cluster"]) >= 0}
+        self.names = sorted(clustered)
         self.index = {n: i for i, n in enumerate(self.names)}
+        self.cluster = np.array([clustered[n] for n in self.names], dtype=np.int64)
         params = artifact.metadata.get("parameters", {})
         self.threshold = float(params.get("threshold", 0.6) if threshold is None else threshold)
         self.model = model
@@ -108,15 +123,26 @@ class EntityNeighbours:
         return np.stack([self.emb[self.index[n]] if n in self.index else self._extra[n]
                          for n in names]) if names else np.zeros((0, self.emb.shape[1]))
 
+    def _linked(self, name: str, sims: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Which ``rows`` are neighbours of ``name``: cos ≥ τ, or the same cluster (a community
+        of the graph: linked to it through edges)."""
+        near = sims >= self.threshold
+        i = self.index.get(name)
+        if i is not None:
+            near |= self.cluster[rows] == self.cluster[i]
+        return near
+
     def nearest(self, name: str, exclude=(), k: int = 3) -> list[str]:
-        """Up to ``k`` neighbours of ``name`` (cos ≥ τ), nearest first (ties by name), none
-        of them in ``exclude`` and none a word-for-word part of ``name`` or the reverse."""
+        """Up to ``k`` neighbours of ``name``, nearest (by cos) first, ties by name; none of
+        them in ``exclude`` and none a word-for-word part of ``name`` or the reverse."""
         sims = self.emb @ self.vector(name)
-        order = np.lexsort((np.arange(sims.size), -sims))
+        rows = np.arange(sims.size)
+        near = self._linked(name, sims, rows)
+        order = rows[near][np.lexsort((rows[near], -sims[near]))]
         out = []
         exclude = set(exclude)
         for i in order:
-            if sims[i] < self.threshold or len(out) >= k:
+            if len(out) >= k:
                 break
             cand = self.names[i]
             if cand == name or cand in exclude or _overlaps(cand, name):
@@ -125,21 +151,25 @@ class EntityNeighbours:
         return out
 
     def matched(self, name: str, others: Sequence[str]) -> str | None:
-        """The first of ``others`` equal to ``name``, else the nearest of them that is a node of
-        the graph and a neighbour of ``name`` (cos ≥ τ), else None."""
+        """The first of ``others`` equal to ``name``, else the nearest of them (by cos) that is a
+        node of the graph and a neighbour of ``name``, else None."""
         if name in others:
             return name
         nodes = sorted(o for o in set(others) if o in self.index)
         if not nodes:
             return None
-        sims = self.emb[[self.index[o] for o in nodes]] @ self.vector(name)
-        best = int(np.argmax(sims))
-        return nodes[best] if sims[best] >= self.threshold else None
+        rows = np.array([self.index[o] for o in nodes], dtype=np.int64)
+        sims = self.emb[rows] @ self.vector(name)
+        near = self._linked(name, sims, rows)
+        if not near.any():
+            return None
+        sims = np.where(near, sims, -np.inf)
+        return nodes[int(np.argmax(sims))]
 
 
 def _overlaps(a: str, b: str) -> bool:
-    """One name's words are all in the other's ("bone density" / "bone mineral density" no;
-    "vitamin d" / "vitamin d supplement" yes): such a swap would keep the same words."""
+    """One name's words are all in the other's ("bone density" / "bone mineral density",
+    "vitamin d" / "vitamin d supplement"): such a swap would keep the same words."""
     wa, wb = set(a.split()), set(b.split())
     return wa <= wb or wb <= wa
 
@@ -155,14 +185,6 @@ class _Entities:
         if text not in self.memo:
             self.memo[text] = frozenset(self.artifact.extract_entities(text))
         return self.memo[text]
-
-
-def _containment(query_ents, doc_sets) -> float:
-    """J of a query over the documents' entity sets (the stratum rule's mean containment)."""
-    q = set(query_ents)
-    if not q or not doc_sets:
-        return float("nan")
-    return float(np.mean([len(q & s) / len(q) for s in doc_sets]))
 
 
 class OfflineQueryWriter:
@@ -184,11 +206,11 @@ class OfflineQueryWriter:
     @property
     def alignment_ranks(self) -> tuple:
         """The J levels this writer aims at: High and Low, and Mid when some J over at most
-        ``n_seeds`` seeds and 4 entities, h / (n · m) with 0 < h < n · m, is in a Mid bin (on
-        NFCorpus, Mid is 0 < J ≤ 0.073: with 2 seeds it is not)."""
+        ``n_seeds`` seeds and ``n_entities`` entities, h / (n · m) with 0 < h < n · m, is in a
+        Mid bin (on NFCorpus, Mid is 0 < J ≤ 0.073: with 2 seeds and 2 entities it is not)."""
         grid = self.bins.grid
-        values = [h / (n * m) for n in range(1, self.n_seeds + 1) for m in range(1, 5)
-                  for h in range(1, n * m)]
+        values = [h / (n * m) for n in range(1, self.n_seeds + 1)
+                  for m in range(1, min(self.n_entities, 4) + 1) for h in range(1, n * m)]
         bins = self.bins.bin_alignment(values) if values else []
         mid = any(grid.rank("alignment", grid.level("alignment", int(b))) == "mid" for b in bins)
         return ("high", "mid", "low") if mid else ("high", "low")
@@ -228,8 +250,8 @@ class OfflineQueryWriter:
         """Entity lists to try for the J rank, best first (at most 4 entities: the templates)."""
         k = min(self.n_entities, len(own), 4)
         if rank == "high":
-            return [own[:m] for m in range(k, 0, -1)]
-        swaps = [self._swap(own[:m], avoid) for m in range(k, 0, -1)]
+            return [own[:m] for m in range(k, 1, -1)]
+        swaps = [self._swap(own[:m], avoid) for m in range(k, 1, -1)]
         if rank == "low":
             return [x for x in swaps if x]
         # mid: one to three own entities and swaps of the others, J over the seeds in the bin
@@ -240,7 +262,7 @@ class OfflineQueryWriter:
             if not swapped:
                 continue
             mix = own[:n_own] + swapped
-            j = _containment(mix, sets)
+            j = soft_containment(mix, sets, None, 1.0)  # the exact J over the seeds
             level = grid.level("alignment", int(self.bins.bin_alignment([j])[0]))
             if grid.rank("alignment", level) == "mid":
                 out.append(mix)
@@ -263,7 +285,11 @@ class OfflineQueryWriter:
                                      grid.index("alignment", target.alignment),
                                      _seed_set_key(seed_ids)])
         titles = {_norm(t.split(". ")[0]) for _, t in seed_docs}
-        for mix in self._mixes(rank, own, avoid, sets):
+        mixes = self._mixes(rank, own, avoid, sets)
+        if not mixes:
+            return None, (f"declined: no {rank}-J entity mix (no graph neighbour outside the "
+                          "seeds, or no mix whose J over them is in the bin)")
+        for mix in mixes:
             forms = TEMPLATES[len(mix)]
             for t in rng.permutation(len(forms)):
                 text = forms[int(t)].format(*mix)
@@ -278,13 +304,9 @@ def _seed_set_key(seed_ids) -> int:
     return int(hashlib.sha256("\x1f".join(sorted(seed_ids)).encode()).hexdigest()[:8], 16)
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 class OfflineJudge:
-    """Seeds grade 2; other pooled documents 1 when they carry every query entity (|E(q)| ≥ 2),
-    else 0 (module docstring)."""
+    """Seeds grade 2; other pooled documents 1 when they carry every query entity, else 0
+    (module docstring)."""
 
     RULE_SEED = "seed"
     RULE_POOL = "entity-containment"
@@ -296,7 +318,7 @@ class OfflineJudge:
     def params(self) -> dict:
         return {"kind": OFFLINE_KIND, "version": OFFLINE_VERSION, "part": "judge",
                 "rule": f"{self.RULE_SEED} (grade 2) / {self.RULE_POOL} (grade 1 when the "
-                        "document carries every query entity and the query has ≥ 2, else 0)"}
+                        "document carries every query entity, else 0)"}
 
     def judge(self, query: str, docs: Sequence[tuple[str, str]], seeds=()) -> dict:
         ents = self.entities(query)
@@ -306,7 +328,7 @@ class OfflineJudge:
             if d in seeds:
                 out[d] = (2, self.RULE_SEED)
             else:
-                carries = len(ents) >= 2 and ents <= self.doc_entities.get(d, set())
+                carries = bool(ents) and ents <= self.doc_entities.get(d, set())
                 out[d] = (1 if carries else 0, self.RULE_POOL)
         return out
 

@@ -102,8 +102,10 @@ def coverage_ceiling(weights: ClusterWeights, mass, *, n_min: int = 5) -> tuple[
     """``(MSC, SCC)`` of the ceiling: every corpus document a query with rel = {d}.
 
     A cluster is no document's own stratum exactly when its stratum weight is 0, so the MSC
-    ceiling is the share of clusters that carry weight: no query set whose strata are weighted
-    by the corpus (and no generator that targets weighted strata) covers more of them.
+    ceiling is the share of clusters that carry weight.  It bounds the single-document queries
+    and a generator that targets weighted clusters; a query with several relevant documents can
+    still land in a weightless cluster (their summed masses may peak there), a stratum that
+    adds nothing to a weighted estimate.
     """
     own = weights.primary()
     return _msc_scc(own[own >= 0], np.asarray(mass, dtype=np.float64), n_min)

@@ -321,11 +321,12 @@ class StructureArtifact:
         return self._alias.get(name, name)
 
     def canonical_doc_entities(self) -> dict:
-        """``{doc_id: set of canonical entity names}`` E(d), the sets the strata compare
-        (computed once; do not modify)."""
+        """``{doc_id: frozenset of canonical entity names}`` E(d), the sets the strata compare
+        (computed once)."""
         cached = self.__dict__.get("_canonical_doc_entities")
         if cached is None:
-            cached = {d: {self.canonical(e) for e in ents} for d, ents in self.doc_entities.items()}
+            cached = {d: frozenset(self.canonical(e) for e in ents)
+                      for d, ents in self.doc_entities.items()}
             self.__dict__["_canonical_doc_entities"] = cached
         return cached
 

@@ -1,7 +1,9 @@
-"""``mteb-stratified generate``: clear errors (exit 2) before any LLM call."""
+"""``mteb-stratified generate``: clear errors (exit 2, no traceback) before any LLM call, on
+both paths (offline without --base-url, the LLM with it)."""
 
 from __future__ import annotations
 
+import glob
 import socket
 
 import pytest
@@ -9,50 +11,94 @@ import pytest
 from mteb_stratified.cli import main as cli_main
 
 
-def _gen(tmp_path, *extra):
-    return ["generate", "--dataset", "nfcorpus", "--out", str(tmp_path / "o"), "--no-progress",
-            "--model", "m", "--api-key", "none", *extra]
+def _closed_port() -> int:
+    """A localhost port nothing listens on (bound, then released)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _gen(tmp_path, *extra, dataset="nfcorpus"):
+    """The offline path: no LLM option."""
+    return ["generate", "--dataset", dataset, "--out", str(tmp_path / "o"), "--no-progress",
+            *extra]
+
+
+def _llm(tmp_path, *extra, dataset="nfcorpus"):
+    """The LLM path, pointed at a closed localhost port."""
+    return _gen(tmp_path, "--base-url", f"http://127.0.0.1:{_closed_port()}/v1", "--model", "m",
+                "--api-key", "none", *extra, dataset=dataset)
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "mteb-stratified generate: error:" in err, err
+    return err
 
 
 def test_budget_zero(tmp_path, capsys):
-    assert cli_main.main(_gen(tmp_path, "--structure", "bundled", "--budget", "0")) == 2
-    err = capsys.readouterr().err
+    assert cli_main.main(_llm(tmp_path, "--structure", "bundled", "--budget", "0")) == 2
+    err = _error(capsys)
     assert "argument --budget: must be an integer >= 1, got 0" in err
 
 
 def test_missing_structure(tmp_path, capsys):
-    assert cli_main.main(_gen(tmp_path, "--structure", str(tmp_path / "nope"),
-                              "--budget", "5")) == 2
-    err = capsys.readouterr().err
+    assert cli_main.main(_gen(tmp_path, "--structure", str(tmp_path / "nope"))) == 2
+    err = _error(capsys)
     assert "not a structure artifact" in err and "mteb-stratified structure" in err
 
 
 def test_structure_of_another_corpus(tmp_path, capsys, slice_paths):
-    _, structure = slice_paths
-    assert cli_main.main(_gen(tmp_path, "--structure", structure, "--budget", "5")) == 2
-    assert "fingerprint" in capsys.readouterr().err
+    folder, structure = slice_paths
+    assert cli_main.main(_gen(tmp_path, "--structure", structure)) == 2
+    assert "fingerprint" in _error(capsys)
+    # the reverse: the bundled structure on the slice
+    assert cli_main.main(_gen(tmp_path, "--structure", "bundled", dataset=folder)) == 2
+    assert "fingerprint" in _error(capsys)
 
 
-def test_no_api_key(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("extra,named", [
+    (("--budget", "5"), "--budget"), (("--concurrency", "4"), "--concurrency"),
+    (("--model", "m", "--api-key", "none"), "--model, --api-key"),
+    (("--judge-batch", "2"), "--judge-batch"), (("--cache", "c.sqlite"), "--cache")])
+def test_llm_options_without_base_url(tmp_path, capsys, extra, named):
+    assert cli_main.main(_gen(tmp_path, "--structure", "bundled", *extra)) == 2
+    err = _error(capsys)
+    verb = "apply" if "," in named else "applies"
+    assert f"{named} {verb} only to the LLM path" in err and "no --base-url" in err
+    assert "fix: add --base-url URL" in err
+
+
+def test_base_url_needs_a_budget(tmp_path, capsys):
+    assert cli_main.main(_llm(tmp_path, "--structure", "bundled")) == 2
+    err = _error(capsys)
+    assert "--base-url needs a --budget" in err and "fix: add e.g. --budget 200" in err
+
+
+@pytest.mark.slow
+def test_no_api_key(tmp_path, capsys, monkeypatch, slice_paths):
+    """Refused before any work: the dense pooling's corpus embedding (about 10 min for the
+    bundled NFCorpus on 2 cores) is not computed for a command that cannot run."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    args = [a for a in _gen(tmp_path, "--structure", "bundled", "--budget", "5")
+    folder, structure = slice_paths
+    args = [a for a in _llm(tmp_path, "--structure", structure, "--budget", "5", dataset=folder)
             if a not in ("--api-key", "none")]
     assert cli_main.main(args) == 2
-    err = capsys.readouterr().err
+    err = _error(capsys)
     assert "no API key for the query generator" in err and "OPENAI_API_KEY" in err
+    assert not glob.glob(str(tmp_path / "o" / ".work" / "doc-emb-*.npy")), \
+        "the corpus was embedded for dense pooling before the missing key was reported"
 
 
 @pytest.mark.slow
 def test_unreachable_server(tmp_path, capsys, slice_paths):
     pytest.importorskip("openai")
     folder, structure = slice_paths
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    args = ["generate", "--dataset", folder, "--structure", structure, "--budget", "5",
-            "--out", str(tmp_path / "o"), "--no-progress", "--model", "m", "--api-key", "none",
-            "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1", "--no-dense"]
+    args = _llm(tmp_path, "--structure", structure, "--budget", "5", "--max-retries", "1",
+                "--no-dense", dataset=folder)
     assert cli_main.main(args) == 2
-    err = capsys.readouterr().err
+    err = _error(capsys)
     assert "kept failing" in err and "--base-url" in err
+    assert "\n  check: " in err  # how to check the server
