@@ -20,6 +20,7 @@ import argparse
 import os
 
 from ..core import DEFAULT_N_MIN
+from ..generation.loop import DEFAULT_MSC_SHARE
 from ..core.rng import MAX_SEED
 from ..io.outputs import output_dir
 from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least, print_json
@@ -58,7 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"queries a cluster needs to count in SCC (default: {DEFAULT_N_MIN})")
     g.add_argument("--target-msc", type=float_in(0, 1), default=None, metavar="MSC",
                    help="stop at this MSC; above the corpus' ceiling (every document a query) "
-                        "it is refused (default: 0.9 × the ceiling)")
+                        f"it is refused (default: {DEFAULT_MSC_SHARE} × the ceiling)")
     g.add_argument("--target-scc", type=float_in(0, 1), default=0.5, metavar="SCC",
                    help="stop at this SCC (default: 0.5)")
     g.add_argument("--max-attempts", type=int_at_least(1), default=2, metavar="N",

@@ -17,13 +17,22 @@ a :class:`BudgetedCalls`:
   separately from the cached answers;
 * **JSON answers** — parsed with :func:`mteb_stratified.llm.repair_json`; an answer with no
   usable JSON is re-asked once through :func:`mteb_stratified.llm.ask_json` (that is a call
-  too).
+  too);
+* **threads** — one :class:`BudgetedCalls` serves the candidates the loop runs at once
+  (``--concurrency``): the budget check and every tally update happen under one lock, so
+  however the threads interleave no request is sent past the budget; each stored answer's
+  ``calls`` is its own thread's requests (:class:`_ThreadSent`).  The token budget is checked
+  before each call, so under concurrency the answers already in flight may pass it.
+
+The judge grades up to ``batch`` pooled documents of one query in one request
+(:class:`LLMJudge`: the rule, its re-ask and fall-back, and the bound on its requests).
 
 Prompts are versioned (:data:`PROMPT_VERSION`); changing one changes every cache key.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from typing import Sequence
@@ -36,7 +45,9 @@ __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "L
            "LLMJudge", "LLMVerifier", "GenerationEndpoint"]
 
 #: v5: the documents are shown as ``title. text`` (the one joiner, mteb_stratified.io.corpus_text);
-#: v4 joined them with a stop and stripped the final period of each text.
+#: v4 joined them with a stop and stripped the final period of each text.  The batched judge's
+#: prompt (kind ``judge-batch``) came within v5: a new kind with its own keys, no earlier prompt
+#: changed, so no cached answer is lost.
 PROMPT_VERSION = "generate-v5"
 
 WRITER_SYSTEM = (
@@ -81,6 +92,21 @@ JUDGE_EXAMPLE = [
                                 "raised bone mineral density in older women."},
     {"role": "assistant", "content": '{"relevance": 2}'},
 ]
+#: The judge's prompt for several documents at once (:class:`LLMJudge`, ``batch`` > 1).
+JUDGE_BATCH_SYSTEM = (
+    "You judge several search results at once. Rate how relevant each numbered document is to "
+    "the query: 2 = it answers the query, 1 = it is partly relevant, 0 = it is not relevant. "
+    "Reply with JSON only, one grade per document in their order: "
+    '{"grades": [0, 2, 1]}')
+JUDGE_BATCH_EXAMPLE = [
+    {"role": "user", "content": "Query: vitamin d bones\n\nDocument 1:\nGreen tea catechins and "
+                                "weight loss.\n\nDocument 2:\nVitamin D supplements raised bone "
+                                "mineral density in older women.\n\nDocument 3:\nCalcium intake "
+                                "and hip fractures."},
+    {"role": "assistant", "content": '{"grades": [0, 2, 1]}'},
+]
+#: Answer tokens a batched request allows per document, on top of the judge's ``max_tokens``.
+BATCH_TOKENS_PER_DOC = 4
 VERIFY_SYSTEM = (
     "You check a search query. Is it a well-formed question or search request (not a "
     "fragment, not a list, not instructions)? Can it be answered from the documents shown? "
@@ -133,6 +159,21 @@ class _MeteredProvider:
         return self.provider.complete(**request)
 
 
+class _CheckedCount:
+    """A shared endpoint's ``count`` that checks the budget before it counts cached calls (the
+    extractor counts each cache hit there before it uses it)."""
+
+    def __init__(self, count, calls: "BudgetedCalls") -> None:
+        self.count, self.calls = count, calls
+
+    def __call__(self, **kw) -> None:
+        if not kw.get("cached_calls"):
+            return self.count(**kw)
+        with self.calls._lock:
+            self.calls._check()
+            self.count(**kw)
+
+
 class _ThreadSent(threading.local):
     """Requests sent by the current thread (a call's own count, whatever other threads send)."""
 
@@ -171,11 +212,17 @@ class BudgetedCalls:
 
     def share(self, extractor) -> None:
         """Count ``extractor``'s requests, cache hits and their tokens in this budget (e.g. the
-        structure's LLM extractor, which reads the entities of every generated query)."""
+        structure's LLM extractor, which reads the entities of every generated query).
+
+        Its cache hits are checked against the budget like the generator's (one that finds the
+        budget spent raises :class:`BudgetExhausted`), so the calls never pass the budget and a
+        resumed run stops where an uninterrupted one would."""
         ep = getattr(extractor, "endpoint", None)
         if isinstance(ep, ChatEndpoint) and ep is not self.endpoint:
             if not (isinstance(ep.provider, _MeteredProvider) and ep.provider.calls is self):
                 ep.provider = _MeteredProvider(ep.provider, self)
+            if not (isinstance(ep.count, _CheckedCount) and ep.count.calls is self):
+                ep.count = _CheckedCount(ep.count, self)
             self._shared.append(ep)
 
     @property
@@ -227,7 +274,9 @@ class BudgetedCalls:
             hit = None
         if hit is not None:
             content, pt, ct = hit["content"], hit["prompt_tokens"], hit["completion_tokens"]
-            self.tally.cached_calls += int(hit["calls"] or 1)  # the requests it took then
+            with self._lock:  # checked and counted at once: no thread passes the budget
+                self._check()
+                self.tally.cached_calls += int(hit["calls"] or 1)  # the requests it took then
             if self.progress is not None:
                 self.progress.update(1)
         else:
@@ -243,7 +292,8 @@ class BudgetedCalls:
             if self.cache is not None:
                 self.cache.put(key, {"content": content}, kind=kind, prompt_tokens=pt,
                                completion_tokens=ct, calls=self._thread.n - before)
-        self.tally.tokens += int(pt) + int(ct)
+        with self._lock:
+            self.tally.tokens += int(pt) + int(ct)
         return content
 
     def chat_json(self, kind: str, messages: list, *, max_tokens: int):
@@ -254,7 +304,8 @@ class BudgetedCalls:
                              usable=lambda answer: repair_json(answer or "") is not None)
 
         def reasked():
-            self.tally.reasks += 1
+            with self._lock:
+                self.tally.reasks += 1
 
         data, content, _ = ask_json(call, messages, parse=repair_json, reask=REASK,
                                     on_reask=reasked)
@@ -263,7 +314,8 @@ class BudgetedCalls:
     def usage(self) -> dict:
         """``calls`` (sent + cached), ``paid_calls`` (requests sent in this run, retries and
         shared extractors included), ``cached_calls``, tokens and cost."""
-        t = self.tally
+        with self._lock:
+            t = _Tally(**vars(self.tally))
         eps = [self.endpoint, *self._shared]
         us = [ep.usage() for ep in eps]
         return {"calls": self.spent, "paid_calls": t.sent,
@@ -349,29 +401,105 @@ def _grade(data) -> int | None:
     return None
 
 
+def _grades(data, n: int) -> list:
+    """The grades of documents 1..n in a batched answer (None where missing or not 0/1/2).
+
+    Read from ``{"grades": [...]}`` (or ``relevance``/``scores``), a bare list, or numbered keys
+    (``{"1": 2, "2": 0}``, ``{"Document 2": 0}``); a list is read by position only when it holds
+    exactly n items (another length cannot be lined up with the documents: all missing).
+    """
+    if isinstance(data, dict):
+        named = next((data[k] for k in ("grades", "relevance", "scores")
+                      if isinstance(data.get(k), (list, dict))), None)
+        data = data if named is None else named
+    if isinstance(data, list):
+        return [_grade(v) for v in data] if len(data) == n else [None] * n
+    if isinstance(data, dict):
+        numbered: dict = {}
+        for k, v in data.items():
+            m = re.fullmatch(r"\D*?(\d+)", str(k).strip())
+            if m:
+                numbered.setdefault(int(m.group(1)), v)
+        return [_grade(numbered.get(i + 1)) for i in range(n)]
+    return [None] * n
+
+
+def _chunk_sizes(n: int, batch: int) -> list[int]:
+    """Sizes of the requests ``n`` documents are cut into: ``k = ceil(n / batch)`` chunks as
+    even as can be (9 documents, batch 8: 5 + 4, not 8 + 1)."""
+    if n <= 0:
+        return []
+    k = -(-n // batch)
+    base, extra = divmod(n, k)
+    return [base + 1] * extra + [base] * (k - extra)
+
+
 class LLMJudge(_LLMPart):
-    """Graded relevance (0/1/2) of pooled documents for a query (``RelevanceJudge`` protocol)."""
+    """Graded relevance (0/1/2) of pooled documents for a query (``RelevanceJudge`` protocol).
+
+    Batching (``batch`` > 1): the pooled documents, in pool order, are cut into
+    :func:`_chunk_sizes` chunks of at most ``batch``; each document's text is cut to
+    ``doc_chars``, so a request holds at most ``batch × doc_chars`` characters of documents.  A
+    chunk of several documents is one request (numbered documents, answer
+    ``{"grades": [...]}``, read by :func:`_grades`; one re-ask when it holds no JSON); a
+    document whose grade is missing from that answer is then graded alone in ONE request (no
+    re-ask; still no grade → None).  A chunk of one document is graded alone, with a re-ask.
+
+    Each grade names its rule: ``<rule>:batch`` (graded within a batched answer) or
+    ``<rule>:single`` (graded alone), ``<rule>`` being ``params()["rule"]`` (``llm:<model>``).
+    """
 
     def __init__(self, calls: BudgetedCalls, *, doc_chars: int = 800, max_tokens: int = 16,
                  batch: int = 1):
         super().__init__(calls, doc_chars=doc_chars, max_tokens=max_tokens)
-        self.batch = int(batch)  # TODO(#17): grade up to `batch` documents in one request
+        if int(batch) < 1:
+            raise InputError(f"the judge's batch must be ≥ 1, got {batch}",
+                             fix="pass --judge-batch N with N ≥ 1 (1: one request per document)")
+        self.batch = int(batch)
+
+    def params(self) -> dict:
+        return {**super().params(), "batch": self.batch}
 
     def max_calls(self, n_docs: int) -> int:
-        """Requests for one query's ``n_docs`` pooled documents at most (a re-ask each)."""
-        return 2 * int(n_docs)
+        """Requests for one query's ``n_docs`` pooled documents at most, retries aside: a chunk
+        of one document 2 (a re-ask), a chunk of s ≥ 2 documents 2 + s (a re-ask, then each
+        document alone once)."""
+        return sum(2 if s == 1 else 2 + s for s in _chunk_sizes(int(n_docs), self.batch))
 
     def judge(self, query: str, docs: Sequence[tuple[str, str]], seeds=()) -> dict:
-        """``{doc_id: 0|1|2 or None}`` (None: no usable grade after a re-ask); the seeds are
-        judged like every other pooled document."""
-        out = {}
-        for doc_id, text in docs:
-            user = f"Query: {query}\n\nDocument:\n{text[:self.doc_chars]}"
-            data, _ = self.calls.chat_json(
-                "judge", [{"role": "system", "content": JUDGE_SYSTEM}, *JUDGE_EXAMPLE,
-                          {"role": "user", "content": user}], max_tokens=self.max_tokens)
-            out[doc_id] = _grade(data)
+        """``{doc_id: (0|1|2 or None, rule)}`` (None: no usable grade; rules: the class
+        docstring); the seeds are judged like every other pooled document."""
+        docs, out, start = list(docs), {}, 0
+        rule = self.params()["rule"]
+        for size in _chunk_sizes(len(docs), self.batch):
+            part, start = docs[start:start + size], start + size
+            if size == 1:
+                out[part[0][0]] = (self._alone(query, part[0][1], reask=True), f"{rule}:single")
+                continue
+            for (doc_id, text), grade in zip(part, self._batched(query, part)):
+                out[doc_id] = ((grade, f"{rule}:batch") if grade is not None else
+                               (self._alone(query, text, reask=False), f"{rule}:single"))
         return out
+
+    def _alone(self, query: str, text: str, *, reask: bool) -> int | None:
+        """One document's grade from the single-document prompt (with or without a re-ask)."""
+        user = f"Query: {query}\n\nDocument:\n{text[:self.doc_chars]}"
+        messages = [{"role": "system", "content": JUDGE_SYSTEM}, *JUDGE_EXAMPLE,
+                    {"role": "user", "content": user}]
+        if reask:
+            return _grade(self.calls.chat_json("judge", messages, max_tokens=self.max_tokens)[0])
+        answer = self.calls.chat("judge", messages, max_tokens=self.max_tokens,
+                                 usable=lambda a: repair_json(a or "") is not None)
+        return _grade(repair_json(answer or ""))
+
+    def _batched(self, query: str, part: Sequence[tuple[str, str]]) -> list:
+        """The grades a batched answer gives the documents of ``part`` (None where missing)."""
+        user = f"Query: {query}\n\n{_doc_block(part, self.doc_chars)}"
+        data, _ = self.calls.chat_json(
+            "judge-batch", [{"role": "system", "content": JUDGE_BATCH_SYSTEM},
+                            *JUDGE_BATCH_EXAMPLE, {"role": "user", "content": user}],
+            max_tokens=self.max_tokens + BATCH_TOKENS_PER_DOC * len(part))
+        return _grades(data, len(part))
 
 
 def _flag(data, name: str) -> bool | None:

@@ -554,8 +554,8 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                 result.stop_reason = stop
                 break
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
+        if pool is not None:  # after an error, queued candidates are not started
+            pool.shutdown(wait=True, cancel_futures=True)
     result.coverage_after = state.coverage()
     result.infeasible = infeasible
     if calls is not None:

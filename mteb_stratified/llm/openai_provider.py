@@ -17,6 +17,7 @@ for again.
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 
 from .._optional import require
@@ -75,14 +76,18 @@ class OpenAIProvider:
                  client=None) -> None:
         self.base_url, self.api_key, self.timeout = base_url, api_key, float(timeout)
         self._client = client
+        self._lock = threading.Lock()
 
     def _client_or_new(self):
-        if self._client is None:
-            openai = require("openai", "llm")
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key,
-                                         max_retries=0, timeout=self.timeout,
-                                         http_client=_http_client(openai, self.timeout))
-        return self._client
+        """The one client, made at the first request (threads that send at once share it: its
+        connection pool is thread-safe)."""
+        with self._lock:
+            if self._client is None:
+                openai = require("openai", "llm")
+                self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key,
+                                             max_retries=0, timeout=self.timeout,
+                                             http_client=_http_client(openai, self.timeout))
+            return self._client
 
     def complete(self, *, model: str, messages: list, temperature: float,
                   max_tokens: int) -> Completion:

@@ -125,3 +125,16 @@ def test_a_failed_cached_extraction_counts_its_tokens_only_when_reused(tmp_path,
     extractor.retry_failed = retry_failed
     extractor.extract(["a text"])
     assert again.tokens == 60 and again.usage()["paid_calls"] == (2 if retry_failed else 0)
+
+
+def test_a_cached_extraction_past_the_budget_is_refused(tmp_path):
+    """The shared extractor's cache hits are checked like the generator's: once the budget is
+    spent, a cached entity answer raises instead of taking a call past it."""
+    calls, extractor = _session(tmp_path, _Answers(), max_calls=100, max_tokens=None)
+    extractor.extract(["a generated query"])  # cached now
+    server = _Answers()
+    calls, extractor = _session(tmp_path, server, max_calls=1, max_tokens=None)
+    calls.chat("write", [{"role": "user", "content": "x"}], max_tokens=8)
+    with pytest.raises(BudgetExhausted):
+        extractor.extract(["a generated query"])
+    assert calls.spent == 1 == server.received
