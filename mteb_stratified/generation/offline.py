@@ -11,8 +11,9 @@ Our rules (offline rule version :data:`OFFLINE_VERSION`; the paper describes no 
   (``parameters.threshold``, 0.6: the edge rule of the entity graph, which the artifact does
   not store, applied to the names alone, with no k limit — embedding every entity with its
   description would take minutes on a laptop), or when f is in e's cluster (a community of the
-  graph: linked to e through its edges); neighbours are ranked by the cosine.  A neighbour is a related name — a synonym, a
-  spelling, or a broader or nearby concept ("tumour" for "tumor", "pet" for "cat").
+  graph: linked to e through its edges); neighbours are ranked by the cosine.  A neighbour is
+  a related name — a synonym, a spelling, or a broader or nearby concept ("tumour" for
+  "tumor", "pet" for "cat").
 * **writer** (:class:`OfflineQueryWriter`), by the rank of the target's J bin; the seed
   documents' entities are S = ∪ E(seed):
 
@@ -206,11 +207,12 @@ class OfflineQueryWriter:
     @property
     def alignment_ranks(self) -> tuple:
         """The J levels this writer aims at: High and Low, and Mid when some J over at most
-        ``n_seeds`` seeds and ``n_entities`` entities, h / (n · m) with 0 < h < n · m, is in a
-        Mid bin (on NFCorpus, Mid is 0 < J ≤ 0.073: with 2 seeds and 2 entities it is not)."""
+        ``n_seeds`` seeds and 2 to ``n_entities`` entities, h / (n · m) with 0 < h < n · m, is
+        in a Mid bin (on NFCorpus, Mid is 0 < J ≤ 0.073: with 2 seeds and 2 entities it is
+        not)."""
         grid = self.bins.grid
         values = [h / (n * m) for n in range(1, self.n_seeds + 1)
-                  for m in range(1, min(self.n_entities, 4) + 1) for h in range(1, n * m)]
+                  for m in range(2, min(self.n_entities, 4) + 1) for h in range(1, n * m)]
         bins = self.bins.bin_alignment(values) if values else []
         mid = any(grid.rank("alignment", grid.level("alignment", int(b))) == "mid" for b in bins)
         return ("high", "mid", "low") if mid else ("high", "low")
