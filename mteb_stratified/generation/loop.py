@@ -15,7 +15,7 @@ The loop (our design; the paper describes the idea, not the rules):
    the ``round_size`` best clusters, on the coverage at the round's start.
 3. **Seeds**: the cluster's *central* documents are those whose own stratum is c (every
    weighted cluster has one), then the others by m_d(c).  N/A Δ: one of them; Low Δ: ``n_seeds``
-   of them (both drawn from the more concentrated half — lowest own dispersion — of the
+   of them (all drawn from the more concentrated half — lowest own dispersion — of the
    ``central_docs`` most central); Med Δ: ``n_seeds`` (≥ 2) documents, all but one from c, one
    from a related cluster; High Δ: one from c, the rest from related clusters (related: largest
    co-membership Σ_d m_d(c) m_d(c')).  Sampling uses

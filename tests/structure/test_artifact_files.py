@@ -131,7 +131,7 @@ def test_the_cli_prints_file_line_and_fix(tmp_path, capsys):
     assert code == 2  # the results file is checked first: still a clear error
     code = main(["generate", "--dataset", "nfcorpus", "--structure", folder, "--budget", "5",
                  "--out", str(tmp_path / "o"), "--model", "m", "--api-key", "none",
-                 "--no-progress"])
+                 "--base-url", "http://127.0.0.1:9/v1", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and f"{path}:2: not a JSON line" in err and "fix: rebuild" in err
     assert "Traceback" not in err
@@ -206,7 +206,7 @@ def test_the_cli_names_the_line_of_a_nan_weight(tmp_path, capsys):
               b'{"0": NaN}}\n')
     code = main(["generate", "--dataset", "nfcorpus", "--structure", folder, "--budget", "5",
                  "--out", str(tmp_path / "o"), "--model", "m", "--api-key", "none",
-                 "--no-progress"])
+                 "--base-url", "http://127.0.0.1:9/v1", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and f"{path}:2: doc_clusters weights must map" in err
     assert "fix: rebuild" in err and "Traceback" not in err

@@ -9,7 +9,8 @@ from mteb_stratified.cli.main import main
 
 STRUCTURE = ["structure", "--corpus", "nfcorpus", "--out", "OUT"]
 GENERATE = ["generate", "--dataset", "nfcorpus", "--structure", "bundled", "--budget", "5",
-            "--out", "OUT", "--model", "m", "--api-key", "none"]
+            "--out", "OUT", "--model", "m", "--api-key", "none", "--base-url",
+            "http://127.0.0.1:9/v1"]
 STRATIFY = ["stratify", "results.json"]
 
 BAD = [
