@@ -213,7 +213,7 @@ def test_a_recorded_embedding_model_needs_the_users_consent(tmp_path, env, capsy
     else:
         argv = ["generate", "--dataset", "nfcorpus", "--structure", art, "--budget", "5",
                 "--out", str(tmp_path / "o"), "--model", "m", "--api-key", "none",
-                "--no-progress"]
+                "--base-url", "http://127.0.0.1:9/v1", "--no-progress"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{meta_path}: metadata.json records the embedding model 'someone/their-model'" in err
