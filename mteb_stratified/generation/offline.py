@@ -286,7 +286,7 @@ class OfflineQueryWriter:
                                      grid.index("dispersion", target.dispersion),
                                      grid.index("alignment", target.alignment),
                                      _seed_set_key(seed_ids)])
-        titles = {_norm(t.split(". ")[0]) for _, t in seed_docs}
+        titles = _titles(seed_docs)
         mixes = self._mixes(rank, own, avoid, sets)
         if not mixes:
             return None, (f"declined: no {rank}-J entity mix (no graph neighbour outside the "
@@ -299,6 +299,11 @@ class OfflineQueryWriter:
                     return text, (f"{OFFLINE_VERSION} {rank} J: entities {mix}, "
                                   f"template {int(t)} of {len(forms)}")
         return None, f"declined: no phrasing of the {rank}-J entity mixes re-extracts as built"
+
+
+def _titles(docs: Sequence[tuple[str, str]]) -> set:
+    """The documents' titles (the text before the first ". " of ``title. text``), normalised."""
+    return {_norm(t.split(". ")[0]) for _, t in docs}
 
 
 def _seed_set_key(seed_ids) -> int:
@@ -358,7 +363,7 @@ class OfflineVerifier:
         content = [w.strip(",?") for w in words if w.strip(",?") not in _FUNCTION_WORDS]
         ents = sorted(self.entities(query))
         rel = [d for d, _ in docs]
-        titles = {_norm(t.split(". ")[0]) for _, t in docs}
+        titles = _titles(docs)
         checks = [
             _check("length", self.MIN_WORDS <= len(words) <= self.MAX_WORDS,
                    f"{len(words)} words (allowed {self.MIN_WORDS}–{self.MAX_WORDS})"),
