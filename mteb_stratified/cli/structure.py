@@ -3,6 +3,9 @@
 Resumable: extraction is checkpointed under ``OUT/.work`` (and LLM answers are cached in
 SQLite), so rerunning the same command after a crash continues where it stopped.
 
+``--engine ray [--address ...]`` runs extraction and embedding on a Ray cluster's workers
+(:mod:`mteb_stratified.adapters.ray_engine`, the [ray] extra); the artifact is the same.
+
 When the corpus folder holds judged splits (``qrels/<split>.tsv``), the corpus' fixed Low/Med/High
 cut-points for Δ and J are computed from a reference query pool (by default every split except
 ``test``; see :func:`mteb_stratified.stratification.reference_bins`) and stored in ``metadata.json``.
@@ -26,7 +29,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Extract entities from every document, link similar entities (k-NN over "
                     "embeddings), cluster them with Leiden and write the structure artifact "
                     "(metadata.json + JSONL.gz tables). Rerun the same command to resume. "
-                    "Needs the [structure] extra (and [llm] for --extractor llm).")
+                    "Needs the [structure] extra (and [llm] for --extractor llm, [ray] for "
+                    "--engine ray).")
     p.add_argument("--corpus", required=True, metavar="DIR_OR_TASK",
                    help="a BEIR folder (corpus.jsonl[.gz]) or a bundled dataset name (nfcorpus)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="artifact folder")
@@ -85,6 +89,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="also store cut-points for the soft J (embeds the entities; minutes)")
     b.add_argument("--soft-tau", type=float_in(-1, 1), default=None, metavar="COS",
                    help="cosine tau of the soft J (default: 0.8)")
+    r = p.add_argument_group("engine (where extraction and embedding run)")
+    r.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local = this process; ray = Ray Data pipelines on a Ray cluster's "
+                        "workers, the same artifact byte for byte (needs the [ray] extra) "
+                        "(default: local)")
+    r.add_argument("--address", default=None, metavar="auto|HOST:PORT|ray://HOST:PORT",
+                   help="the Ray cluster to join: auto = the cluster of this node (after 'ray "
+                        "start'), HOST:PORT of its head, or ray://HOST:PORT for Ray Client "
+                        "(default: a local Ray on this machine)")
+    r.add_argument("--workers", type=int_at_least(1), default=None, metavar="N",
+                   help="Ray actors per step, one CPU each (default: the cluster's CPUs)")
+    r.add_argument("--embed-device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the Ray embedding actors run; cuda (one GPU per actor) is "
+                        "faster but its float bits differ from a CPU build (default: cpu)")
     p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N",
                    help="only the first N documents by id, for a quick look (default: all)")
     p.add_argument("--keep-work", action="store_true", help="keep OUT/.work after success")
@@ -99,6 +117,14 @@ def run(args: argparse.Namespace) -> int:
     from ..io.lock import folder_lock
     folder = dataset_folder(args.corpus)  # checked before spaCy, torch or faiss load
     output_dir(args.out)
+    if args.engine == "local":
+        ray_only = [opt for opt, value in (("--address", args.address),
+                                          ("--workers", args.workers),
+                                          ("--embed-device", args.embed_device != "cpu"))
+                    if value]
+        if ray_only:
+            raise InputError(f"{', '.join(ray_only)} only apply with --engine ray",
+                             fix="add --engine ray, or drop " + ", ".join(ray_only))
     if args.cut_points is None:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     # one job per --out: a second one would repeat paid calls and race on the checkpoint
@@ -135,10 +161,16 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         max_doc_share=args.max_doc_share, objective=args.objective, resolution=args.resolution,
         min_cluster_size=args.min_cluster_size, seed=args.seed,
         consensus_runs=args.consensus_runs, entity_context=args.entity_context)
+    engine = None
+    if args.engine == "ray":
+        from ..adapters.ray_engine import RayEngine
+        engine = RayEngine(args.address, workers=args.workers, embed_device=args.embed_device,
+                           progress=not args.no_progress)
     report = BuildReport()
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report,
-                          keep_work=args.keep_work, retry_failed=args.retry_failed)
+                          keep_work=args.keep_work, retry_failed=args.retry_failed,
+                          engine=engine)
     bins_note = _store_bins(art, folder, corpus, args, limited=args.limit is not None)
     stats = art.metadata["stats"]
     summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,
@@ -152,6 +184,8 @@ def _build(args: argparse.Namespace, folder: str) -> int:
                            for c in art.clusters[:10]]}
     if extractor is not None and hasattr(extractor, "usage"):
         summary["llm_usage"] = extractor.usage()
+    if engine is not None:
+        summary["engine"] = engine.summary()
     if args.json:
         print_json(summary)
         return 0
@@ -169,6 +203,12 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         print("  time (s): " + ", ".join(f"{k} {v}" for k, v in summary["timings_s"].items()))
     if "llm_usage" in summary:
         print("  LLM: " + json.dumps(summary["llm_usage"]))
+    if "engine" in summary:
+        e = summary["engine"]
+        steps = "; ".join(f"{step} {v['items']} in {v['seconds']} s ({v['per_second']}/s, "
+                          f"{v['workers']} workers)" for step, v in e["steps"].items())
+        print(f"  Ray: {e['nodes']} nodes, {e['cpus']} CPUs, {e['gpus']} GPUs: "
+              f"{steps or 'nothing to run (resumed)'}")
     print(f"  Δ/J bins: {bins_note}")
     print("  largest clusters (id, entities, docs, mass, label):")
     for row in summary["largest"]:

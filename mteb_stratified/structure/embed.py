@@ -9,7 +9,8 @@ import numpy as np
 
 from .._optional import require
 
-__all__ = ["default_model_name", "load_sentence_model", "embed_texts", "cached_array"]
+__all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
+           "encode_batch", "cached_array"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _LOADED: dict = {}
@@ -26,19 +27,41 @@ def _resolve(name: str | None) -> str:
     return name
 
 
-def load_sentence_model(name: str | None = None):
-    """A (cached) CPU SentenceTransformer; ``None`` is the packaged all-MiniLM-L6-v2.
+def load_sentence_model(name: str | None = None, device: str = "cpu"):
+    """A (cached) SentenceTransformer on ``device`` (CPU by default); ``None`` is the packaged
+    all-MiniLM-L6-v2.
 
     A model folder on disk (the packaged one included) is loaded with
     ``local_files_only=True``, so no hub request is made; a hub name is resolved as the user's
     own Hugging Face settings say (``HF_HUB_OFFLINE`` is read, never set).
     """
     path = _resolve(name)
-    if path not in _LOADED:
+    if (path, device) not in _LOADED:
         st = require("sentence_transformers", "structure")
-        _LOADED[path] = st.SentenceTransformer(path, device="cpu",
-                                               local_files_only=os.path.isdir(path))
-    return _LOADED[path]
+        _LOADED[path, device] = st.SentenceTransformer(path, device=device,
+                                                       local_files_only=os.path.isdir(path))
+    return _LOADED[path, device]
+
+
+def length_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
+    """The batches :func:`embed_texts` encodes: positions of ``texts`` sorted by length, longest
+    first (sentence-transformers' own order, so each batch pads to similar lengths), cut every
+    ``batch_size``.
+
+    Every engine encodes these same batches (:func:`encode_batch`), so the float bits of an
+    embedding do not depend on where it was computed: a batch's padded length and rows decide
+    them, and on one kind of CPU neither the thread count nor the process changes them.
+    """
+    order = np.argsort([-len(t) for t in texts])  # sentence-transformers' call, ties included
+    return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+
+
+def encode_batch(st_model, texts: Sequence[str]) -> np.ndarray:
+    """L2-normalised float32 embeddings of one batch (:func:`length_batches`), in one forward
+    pass."""
+    emb = st_model.encode(list(texts), batch_size=max(len(texts), 1), convert_to_numpy=True,
+                          normalize_embeddings=True, show_progress_bar=False)
+    return np.ascontiguousarray(emb, dtype=np.float32)
 
 
 def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: int = 256,
@@ -50,9 +73,22 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
             st_model.get_sentence_embedding_dimension
         dim = get_dim()
         return np.zeros((0, dim), dtype=np.float32)
-    emb = st_model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                          normalize_embeddings=True, show_progress_bar=show_progress)
-    return np.ascontiguousarray(emb, dtype=np.float32)
+    batches = length_batches(texts, batch_size)
+    bar = None
+    if show_progress:
+        from .extraction import progress_bar
+        bar = progress_bar(len(texts), "embed", True, unit="text")
+    out = None
+    for idx in batches:
+        emb = encode_batch(st_model, [texts[i] for i in idx])
+        if out is None:
+            out = np.zeros((len(texts), emb.shape[1]), dtype=np.float32)
+        out[idx] = emb
+        if bar is not None:
+            bar.update(len(idx))
+    if bar is not None:
+        bar.close()
+    return out
 
 
 def cached_array(path: str | None, compute) -> np.ndarray:

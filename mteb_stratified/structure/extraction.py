@@ -19,7 +19,7 @@ from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
 
-__all__ = ["Checkpoint", "extract_documents", "progress_bar"]
+__all__ = ["Checkpoint", "extract_documents", "extract_rows", "progress_bar"]
 
 
 class Checkpoint:
@@ -77,7 +77,7 @@ def _work_key(meta: str):
     return data.get("key") if isinstance(data, dict) else None
 
 
-def progress_bar(total: int, desc: str, enabled: bool):
+def progress_bar(total: int, desc: str, enabled: bool, unit: str = "doc"):
     """A tqdm bar on stderr, or None (disabled, or tqdm missing)."""
     if not enabled:
         return None
@@ -85,14 +85,42 @@ def progress_bar(total: int, desc: str, enabled: bool):
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc=desc, unit="doc", file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
+
+
+def extract_rows(extractor, doc_ids: list, texts: dict, cfg) -> list[dict]:
+    """The rows of ``doc_ids`` (module docstring): one ``extractor.extract`` call on their
+    texts, each document's names normalised with the abbreviations it defines itself.
+
+    The per-document step every engine runs (:mod:`.engine`): in this process, or in a worker
+    of a cluster.  ``texts`` maps at least ``doc_ids`` to their texts.
+    """
+    raw = extractor.extract([texts[d] for d in doc_ids])
+    failures = dict(getattr(extractor, "failures", {}) or {})
+    rows = []
+    for i, (doc_id, ents) in enumerate(zip(doc_ids, raw)):
+        abbreviations = find_abbreviations(texts[doc_id])
+        names = normalised_names(ents, abbreviations, min_chars=cfg.min_chars,
+                                 max_words=cfg.max_words)
+        row = {"doc_id": doc_id, "entities": [[n, names[n]] for n in names],
+               "n_raw": len(ents), "abbreviations": abbreviations}
+        if i in failures:
+            row["failed"] = failures[i]
+        rows.append(row)
+    return rows
 
 
 def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: bool,
-                      report, retry_failed: bool = False) -> dict:
+                      report, retry_failed: bool = False, engine=None) -> dict:
     """``{doc_id: row}`` for every document of ``texts`` (module docstring); ``report`` gets
     ``resumed_docs`` and ``extracted_docs``.  ``retry_failed``: checkpointed rows of failed
-    documents are extracted again."""
+    documents are extracted again.
+
+    ``engine`` (:mod:`.engine`; default: this process) runs :func:`extract_rows` on chunks of
+    ``cfg.chunk_size`` documents and yields their rows in any order; each row is checkpointed
+    as it arrives, a row repeated by a retried worker is kept once, and a document without a
+    row is an error.
+    """
     ids = list(texts)
     done: dict = {}
     ckpt = None
@@ -107,30 +135,29 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
             done = {d: row for d, row in done.items() if not row.get("failed")}
     report.resumed_docs = len(done)
     todo = [d for d in ids if d not in done]
-    bar = progress_bar(len(ids), "extract", progress)
+    todo_set, fresh = set(todo), set()
+    # an engine with its own progress bars (Ray Data's) shows them instead of this one
+    bar = progress_bar(len(ids), "extract",
+                       progress and not getattr(engine, "progress_bars", False))
     if bar is not None:
         bar.update(len(done))
-    for start in range(0, len(todo), cfg.chunk_size):
-        chunk = todo[start:start + cfg.chunk_size]
-        raw = extractor.extract([texts[d] for d in chunk])
-        failures = dict(getattr(extractor, "failures", {}) or {})
-        rows = []
-        for i, (doc_id, ents) in enumerate(zip(chunk, raw)):
-            abbreviations = find_abbreviations(texts[doc_id])
-            names = normalised_names(ents, abbreviations, min_chars=cfg.min_chars,
-                                     max_words=cfg.max_words)
-            row = {"doc_id": doc_id, "entities": [[n, names[n]] for n in names],
-                   "n_raw": len(ents), "abbreviations": abbreviations}
-            if i in failures:
-                row["failed"] = failures[i]
-            rows.append(row)
-        if ckpt is not None:
-            ckpt.append(rows)
-        for row in rows:
+    chunks = [todo[start:start + cfg.chunk_size] for start in range(0, len(todo), cfg.chunk_size)]
+    results = (engine.extract(chunks, texts, extractor, cfg) if engine is not None else
+               (extract_rows(extractor, chunk, texts, cfg) for chunk in chunks))
+    for rows in results:
+        new = [r for r in rows if r["doc_id"] in todo_set and r["doc_id"] not in fresh]
+        if ckpt is not None and new:
+            ckpt.append(new)
+        for row in new:
             done[row["doc_id"]] = row
-        report.extracted_docs += len(chunk)
+            fresh.add(row["doc_id"])
+        report.extracted_docs += len(new)
         if bar is not None:
-            bar.update(len(chunk))
+            bar.update(len(new))
+    missing = [d for d in todo if d not in fresh]
+    if missing:  # an engine that lost documents: never a silently smaller corpus
+        raise RuntimeError(f"the {getattr(engine, 'name', 'extraction')} engine returned no "
+                           f"row for {len(missing)} documents (e.g. {missing[:3]})")
     if bar is not None:
         bar.close()
     return done

@@ -18,6 +18,7 @@ The LLM extractor lives in :mod:`.llm`; extractors are found by name in :mod:`.r
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -98,6 +99,12 @@ class SpacyNounChunkExtractor:
         return {"model": self.model, "model_version": nlp.meta.get("version", ""),
                 "spacy_version": spacy.__version__, "max_words": self.max_words}
 
+    def worker_factory(self):
+        """A picklable maker of this extractor in a worker process (one core: ``n_process=1``;
+        the output does not depend on it)."""
+        return functools.partial(SpacyNounChunkExtractor, self.model, max_words=self.max_words,
+                                 batch_size=self.batch_size, n_process=1)
+
     def _load(self):
         if self._nlp is None:
             spacy = require("spacy", "structure")
@@ -152,6 +159,11 @@ class KeyBERTExtractor:
         from .embed import default_model_name
         return {"model": self.model or default_model_name(), "top_n": self.top_n,
                 "ngram_range": list(self.ngram_range)}
+
+    def worker_factory(self):
+        """A picklable maker of this extractor in a worker process."""
+        return functools.partial(KeyBERTExtractor, self.model, top_n=self.top_n,
+                                 ngram_range=self.ngram_range)
 
     def extract(self, texts: Sequence[str]) -> list[list[Entity]]:
         if self._kw is None:

@@ -23,6 +23,7 @@ poor; they prove the path works, not the quality.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
@@ -92,12 +93,23 @@ class LLMExtractor:
                  price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
                  max_chars: int = 4000, reask: bool = True, retry_failed: bool = False,
                  progress: bool = False, client=None, provider=None) -> None:
+        # what a worker's twin needs (worker_factory): the endpoint's settings, no cache
+        self._settings = dict(base_url=base_url, model=model, api_key=api_key,
+                              concurrency=concurrency, max_tokens=max_tokens, timeout=timeout,
+                              max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
+                              price_in=price_in, price_out=price_out, temperature=temperature,
+                              max_chars=max_chars, reask=reask)
+        self._custom = client is not None or provider is not None
+        self._stored: set = set()  # keys stored by store(): answers paid for by workers
         self.endpoint = ChatEndpoint(
             base_url, model, api_key, max_tokens=max_tokens, timeout=timeout,
             max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
             price_in=price_in, price_out=price_out, temperature=temperature,
             what="the LLM extractor", alternative="use --extractor offline (no key, no network)",
             client=client, provider=provider)
+        # as resolved here (the driver's environment), not again on each worker's node
+        self._settings.update(base_url=self.endpoint.base_url, model=self.endpoint.model,
+                              api_key=self.endpoint.api_key)
         if concurrency < 1:
             raise InputError("concurrency must be >= 1", fix="e.g. --concurrency 4")
         self.concurrency = int(concurrency)
@@ -155,16 +167,60 @@ class LLMExtractor:
         return dict(status="ok", raw=content[:2000], **_counts(tokens),
                     entities=[[e.name, e.description] for e in entities])
 
+    # -- answers asked elsewhere (the Ray engine's workers) ------------------------------------
+    def _key(self, text: str) -> str:
+        doc_hash = hashlib.sha256(text[:self.max_chars].encode("utf-8")).hexdigest()
+        return cache_key(self.model, self.prompt_version, doc_hash)
+
+    def _usable(self, hit) -> bool:
+        return hit is not None and not (hit["status"] == "failed" and self.retry_failed)
+
+    def pending(self, texts: Sequence[str]) -> list[tuple[str, str]]:
+        """``(key, text)`` of the texts whose answers the cache lacks (each key once): what
+        :meth:`extract` would pay for."""
+        if self.cache is None:
+            raise InputError("the LLM extractor needs its answer cache to run on workers",
+                             fix="give it a cache_path (the structure command does)")
+        out: dict = {}
+        for text in texts:
+            key = self._key(text)
+            if key not in out and not self._usable(self.cache.get(key)):
+                out[key] = text
+        return list(out.items())
+
+    def answer(self, text: str) -> dict:
+        """The answer record for ``text``, asked of the endpoint (a paid call; not cached here:
+        the process that owns the cache stores it with :meth:`store`)."""
+        return self._extract_one(text)
+
+    def store(self, key: str, record: dict) -> None:
+        """Cache an answer a worker paid for; :meth:`extract` then reads it without counting it
+        as a cache hit (the worker's requests and tokens are counted by the caller)."""
+        self.cache.put(key, record, kind="extract", prompt_tokens=record["prompt_tokens"],
+                       completion_tokens=record["completion_tokens"], calls=record["calls"])
+        self._stored.add(key)
+        self.endpoint.count(prompt_tokens=int(record["prompt_tokens"] or 0),
+                            completion_tokens=int(record["completion_tokens"] or 0))
+
+    def worker_factory(self):
+        """A picklable maker of this extractor's twin in a worker: the same endpoint and
+        settings, no cache (the caller's cache stays the one source of truth)."""
+        if self._custom:
+            raise InputError("an LLM extractor made with its own client or provider cannot be "
+                             "copied to workers", fix="give base_url, model and api_key instead")
+        return functools.partial(LLMExtractor, **self._settings)
+
     # -- batch ----------------------------------------------------------------------------------
     def extract(self, texts: Sequence[str]) -> list[list[Entity]]:
         self.failures = {}
         results: list = [None] * len(texts)
         todo = []
         for i, text in enumerate(texts):
-            doc_hash = hashlib.sha256(text[:self.max_chars].encode("utf-8")).hexdigest()
-            key = cache_key(self.model, self.prompt_version, doc_hash)
+            key = self._key(text)
             hit = self.cache.get(key) if self.cache else None
-            if hit is not None and not (hit["status"] == "failed" and self.retry_failed):
+            if key in self._stored and hit is not None:
+                results[i] = hit  # a worker's paid answer (store() counted it)
+            elif self._usable(hit):
                 self.endpoint.count(cached=1, cached_calls=int(hit["calls"] or 1),
                                     cached_tokens=int(hit["prompt_tokens"] or 0)
                                     + int(hit["completion_tokens"] or 0))

@@ -150,7 +150,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                     out: str | None = None, extractor=None, progress: bool = False,
                     keep_work: bool = False, name: str | None = None,
                     report: BuildReport | None = None,
-                    retry_failed: bool = False) -> StructureArtifact:
+                    retry_failed: bool = False, engine=None) -> StructureArtifact:
     """Build (and with ``out``, save) the structure artifact of ``corpus``.
 
     With ``out``, extraction is checkpointed under ``out/.work`` and a rerun resumes; a
@@ -159,6 +159,10 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     artifact with failures is rebuilt).  Their failures cached by the extractor are not cleared
     here: the caller does that (``extractor.cache.retry_failed()``, as the ``structure``
     command does), or the extractor answers them from its cache again.
+
+    ``engine`` runs extraction and embedding (:mod:`.engine`): this process by default, or a
+    cluster (:class:`mteb_stratified.adapters.ray_engine.RayEngine`).  It never changes the
+    artifact, so it is not one of its settings.
     """
     from .clustering import cluster_entities
     from .describe import build_metadata, describe
@@ -200,16 +204,19 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
         report.timings[step] = report.timings.get(step, 0.0) + time.perf_counter() - t
         return value
 
+    if engine is None:
+        from .engine import LocalEngine
+        engine = LocalEngine(progress=progress)
     rows = timed("extract", extract_documents, texts, extractor, cfg, work, progress, report,
-                 retry_failed)
+                 retry_failed, engine)
     _check_extracted(rows, work)
     vocab = timed("embed", build_vocabulary, texts, rows, cfg)
     emb = timed("embed", embed_vocabulary, vocab.names, dataclasses.replace(
-        cfg, entity_context="name"), work, progress)
+        cfg, entity_context="name"), work, progress, None, engine)
     graph_emb = None
     if cfg.entity_context != "name":
         graph_emb = timed("embed", embed_vocabulary, vocab.names, cfg, work, progress,
-                          vocab.description)
+                          vocab.description, engine)
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters = timed("leiden", cluster_entities, linked.graph, cfg)
     if clusters.n_clusters < 1:

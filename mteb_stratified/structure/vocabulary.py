@@ -77,14 +77,16 @@ def embedding_inputs(names: list, description: dict, context: str) -> list[str]:
 
 
 def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
-                     description: dict | None = None) -> np.ndarray:
+                     description: dict | None = None, engine=None) -> np.ndarray:
     """Unit embeddings of ``names`` with their context (one row each), cached in ``work`` under
-    a key of the model and the embedded texts; the temporary file is unique per process."""
-    from .embed import cached_array, embed_texts
+    a key of the model and the embedded texts; the temporary file is unique per process.
+    ``engine`` (:mod:`.engine`; default: this process) computes them."""
+    from .embed import cached_array
+    from .engine import LocalEngine
 
+    engine = engine if engine is not None else LocalEngine(progress=progress)
     inputs = embedding_inputs(names, description or {}, cfg.entity_context)
     key = settings_hash({"model": cfg.embedding_model, "inputs": inputs})
     path = os.path.join(work, f"embeddings-{key}.npy") if work is not None else None
-    return cached_array(path, lambda: embed_texts(
-        inputs, cfg.embedding_model, show_progress=progress,
-        batch_size=64 if cfg.entity_context != "name" else 256))
+    return cached_array(path, lambda: engine.embed(
+        inputs, cfg.embedding_model, 64 if cfg.entity_context != "name" else 256))

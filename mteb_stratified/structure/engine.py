@@ -1,0 +1,51 @@
+"""Where the per-document steps of the structure pipeline run: an *engine*.
+
+:func:`~.pipeline.build_structure` hands two steps to its engine, the ones whose cost grows
+with the corpus and that need no other document:
+
+* ``extract(chunks, texts, extractor, cfg)`` yields the rows of
+  :func:`~.extraction.extract_rows` (extraction and normalisation) for each chunk of document
+  ids, in any order; the pipeline checkpoints each row as it arrives and keeps one row per
+  document;
+* ``embed(inputs, model, batch_size)`` returns the unit embeddings of ``inputs`` (one row each,
+  order kept), encoded in the batches of :func:`~.embed.length_batches`.
+
+The vocabulary filters, the graph and Leiden need the whole corpus and run in the calling
+process with any engine.  An engine changes where the work runs, never its result: the same
+rows and the same embedding bits, so the artifact is byte-identical (tests/structure/
+test_engine_ray.py checks the Ray engine against this one).
+
+:class:`LocalEngine` (the default) runs both steps in this process.  The Ray engine
+(:mod:`mteb_stratified.adapters.ray_engine`, the ``[ray]`` extra) runs them as Ray Data
+pipelines on a cluster's workers.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["LocalEngine"]
+
+
+class LocalEngine:
+    """Both per-document steps in this process (the single-machine path)."""
+
+    name = "local"
+    progress_bars = False  # the pipeline shows its own
+
+    def __init__(self, *, progress: bool = False) -> None:
+        self.progress = bool(progress)
+
+    def extract(self, chunks: Sequence[list], texts: dict, extractor, cfg) -> Iterator[list]:
+        from .extraction import extract_rows
+        for chunk in chunks:
+            yield extract_rows(extractor, chunk, texts, cfg)
+
+    def embed(self, inputs: Sequence[str], model: str | None, batch_size: int) -> np.ndarray:
+        from .embed import embed_texts
+        return embed_texts(inputs, model, batch_size=batch_size, show_progress=self.progress)
+
+    def summary(self) -> dict:
+        return {"engine": self.name}
