@@ -12,8 +12,8 @@ with the corpus and that need no other document:
 
 The vocabulary filters, the graph and Leiden need the whole corpus and run in the calling
 process with any engine.  An engine changes where the work runs, never its result: the same
-rows and the same embedding bits, so the artifact is byte-identical (tests/structure/
-test_engine_ray.py checks the Ray engine against this one).
+rows and the same embedding bits, so the artifact is byte-identical
+(tests/adapters/test_ray_engine.py checks the Ray engine against this one).
 
 :class:`LocalEngine` (the default) runs both steps in this process.  The Ray engine
 (:mod:`mteb_stratified.adapters.ray_engine`, the ``[ray]`` extra) runs them as Ray Data
