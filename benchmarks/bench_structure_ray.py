@@ -63,12 +63,14 @@ def timed_embed(engine, inputs: list) -> tuple[float, object]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=20_000, help="documents (default: 20000)")
-    ap.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster "
+    ap.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster, >= 2 "
                     "(default: 2)")
     ap.add_argument("--max-texts", type=int, default=None,
                     help="embed at most this many vocabulary texts (default: all)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
+    if args.cpus < 2:
+        ap.error("--cpus must be at least 2 (1 worker is compared with --cpus workers)")
 
     import numpy as np
     import ray

@@ -1,8 +1,9 @@
 """The Ray engine of the structure pipeline: extraction and embedding as Ray Data pipelines.
 
-``mteb-stratified structure --engine ray [--address auto|HOST:PORT|ray://HOST:PORT]`` builds the
-same artifact as the single-machine path, byte for byte, with the per-document steps spread over
-a Ray cluster's workers (:mod:`mteb_stratified.structure.engine` says which steps those are):
+``mteb-stratified structure --engine ray [--address auto|HOST:PORT]`` builds the same artifact
+as the single-machine path, byte for byte (on nodes of one CPU type, with the same library
+versions: the workers check the versions), with the per-document steps spread over a Ray
+cluster's workers (:mod:`mteb_stratified.structure.engine` says which steps those are):
 
 * **extraction**: the corpus is cut into the pipeline's chunks (``chunk_size`` documents, in
   document-id order); each chunk is one row of a Ray dataset, mapped by an actor pool of
@@ -14,8 +15,10 @@ a Ray cluster's workers (:mod:`mteb_stratified.structure.engine` says which step
 * **LLM extraction**: the driver's answer cache stays the one source of truth.  The driver
   looks every document up in it first; only the documents without an answer go to the
   workers, which call the endpoint (``--concurrency`` requests per worker) and send the
-  answers back; the driver stores each answer as it arrives, then builds the rows from its
-  cache.  A restarted job asks again only for the answers that never reached the driver.
+  answers back in groups of ``--concurrency``; the driver stores each group as it arrives,
+  then builds the rows from its cache.  An endpoint that refuses or cannot be reached from a
+  worker stops the run with its error, after the answers that came are stored.  A restarted
+  job asks again only for the answers that never reached the driver.
 * **embedding**: the names are cut into the batches of
   :func:`~mteb_stratified.structure.embed.length_batches` (the single-machine path's batches);
   each batch is one row, encoded by an actor pool that loads the model once per actor.  A
@@ -27,12 +30,19 @@ a Ray cluster's workers (:mod:`mteb_stratified.structure.engine` says which step
 The graph and Leiden steps need every entity at once; they run in the driver, as they do
 without Ray.
 
-Fault tolerance: the actors are restarted and their tasks retried by Ray (Ray Data's defaults
-for actor pools: ``max_restarts=-1``, ``max_task_retries=-1``).  A retried chunk's rows replace nothing: the
-driver keeps one row per document and refuses a run that lost one.  Workers check that they
-load the driver's extractor (name, version, parameters: the spaCy and model versions of their
-node), since a node with another version would give other entities; a worker that cannot
-load its model stops the run with an error naming its node.
+Ray Client (``ray://``) is refused: its connections cannot carry Ray Data's streaming actor
+calls (ray-project/ray#43357); run the command on a node of the cluster, or submit it with
+``ray job submit``.
+
+Fault tolerance: the actors are restarted and their tasks retried by Ray (Ray Data's
+defaults for actor pools: ``max_restarts=-1``, ``max_task_retries=-1``).  A retried chunk's
+rows replace nothing: the driver keeps one row per document (one answer per key) and refuses a
+run that lost one.  Workers check that they load the driver's extractor (name, version,
+parameters: the spaCy and model versions of their node) and the driver's versions of this
+package, the normaliser and the libraries of their step (spaCy; openai and the prompt version;
+sentence-transformers, transformers, torch), since a node with other versions would give other
+entities, bits or prompts; a worker that cannot load its model stops the run with an error
+naming its node.
 
 Ray is imported only when an engine is made (the ``[ray]`` extra).
 """
@@ -66,6 +76,32 @@ def _node() -> str:
     return f"{ray.util.get_node_ip_address()} (Ray node {node_id[:12]})"
 
 
+def code_versions(*modules: str) -> dict:
+    """The versions that decide a worker's output besides its parameters: this package's,
+    the normaliser's, and those of ``modules`` (compared by every worker against the
+    driver's: a node with other versions would give other entities, bits or prompts)."""
+    import importlib
+
+    from .. import __version__
+    from ..structure.normalise import NORMALISER_VERSION
+    out = {"mteb_stratified": __version__, "normaliser": NORMALISER_VERSION}
+    for name in modules:
+        try:
+            out[name] = getattr(importlib.import_module(name), "__version__", "?")
+        except ImportError:
+            out[name] = None
+    return out
+
+
+def _check_versions(expected: dict, what: str) -> None:
+    got = code_versions(*(k for k in expected if k not in ("mteb_stratified", "normaliser")))
+    if got != expected:
+        diff = {k: (got.get(k), v) for k, v in expected.items() if got.get(k) != v}
+        raise WorkerSetupError(
+            f"{WORKER_TAG} the worker on node {_node()} runs other versions than the driver for "
+            f"the {what} (here, on the driver: {diff}): its output would differ")
+
+
 def worker_factory(extractor):
     """A picklable zero-argument callable that makes ``extractor``'s twin in a worker (its
     ``worker_factory()``); an InputError for an extractor that has none."""
@@ -82,7 +118,9 @@ def worker_factory(extractor):
 class _ExtractWorker:
     """An actor: the extractor, loaded once; each input row is one chunk of documents."""
 
-    def __init__(self, factory, expected: str, min_chars: int, max_words: int) -> None:
+    def __init__(self, factory, expected: str, versions: dict, min_chars: int,
+                 max_words: int) -> None:
+        _check_versions(versions, "extraction")
         try:
             self.extractor = factory()
             got = json.dumps([self.extractor.name, self.extractor.version,
@@ -109,12 +147,30 @@ class _ExtractWorker:
 class _AnswerWorker:
     """An actor for the LLM extractor: paid calls for documents the driver's cache lacks."""
 
-    def __init__(self, factory) -> None:
+    def __init__(self, factory, versions: dict, prompt_version: str) -> None:
+        _check_versions(versions, "LLM extraction")
         try:
             self.extractor = factory()
         except BaseException as exc:
             raise WorkerSetupError(f"{WORKER_TAG} the worker on node {_node()} could not make "
                                    f"the LLM extractor: {type(exc).__name__}: {exc}") from None
+        if self.extractor.prompt_version != prompt_version:  # its answers would be cached
+            raise WorkerSetupError(  # under the driver's prompt version: refuse
+                f"{WORKER_TAG} the worker on node {_node()} has prompt version "
+                f"{self.extractor.prompt_version!r}, the driver {prompt_version!r}")
+
+    def _answer(self, text: str) -> str:
+        """The record as JSON, or an ``{"error": ...}`` row for an endpoint that refused or
+        could not be reached (the driver raises it after storing the answers that came)."""
+        from ..core.errors import EndpointError, InputError
+        try:
+            return json.dumps(self.extractor.answer(text))
+        except InputError as exc:
+            return json.dumps({"error": "input", "message": exc.message, "fix": exc.fix,
+                               "node": _node()})
+        except EndpointError as exc:
+            return json.dumps({"error": "endpoint", "message": exc.message,
+                               "endpoint": exc.endpoint, "check": exc.check, "node": _node()})
 
     def __call__(self, batch: dict) -> dict:
         from concurrent.futures import ThreadPoolExecutor
@@ -123,18 +179,18 @@ class _AnswerWorker:
         texts = [str(t) for group in batch["text"] for t in group]
         before = self.extractor.usage()
         with ThreadPoolExecutor(max_workers=self.extractor.concurrency) as pool:
-            records = list(pool.map(self.extractor.answer, texts))
+            records = list(pool.map(self._answer, texts))
         after = self.extractor.usage()
         delta = {k: after[k] - before.get(k, 0) for k in ("requests", "retries", "reasks")}
-        return {"key": np.array(keys, dtype=object),
-                "record": np.array([json.dumps(r) for r in records], dtype=object),
+        return {"key": np.array(keys, dtype=object), "record": np.array(records, dtype=object),
                 "usage": np.array([json.dumps(delta)] + [""] * (len(keys) - 1), dtype=object)}
 
 
 class _EmbedWorker:
     """An actor: the sentence model, loaded once; each input row is one batch of texts."""
 
-    def __init__(self, model: str | None, device: str) -> None:
+    def __init__(self, model: str | None, device: str, versions: dict) -> None:
+        _check_versions(versions, "embedding")
         try:
             from ..structure.embed import load_sentence_model
             self.model = load_sentence_model(model, device)
@@ -160,34 +216,69 @@ def _host_port(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+_CONNECT_FIX = ("start a cluster with `ray start --head` on the head node (and `ray start "
+                "--address HEAD:6379` on the others), then run this command on a node of the "
+                "cluster with --address auto (or --address HEAD:6379), or submit it with `ray "
+                "job submit -- mteb-stratified structure ... --address auto`; omit --address "
+                "for a local Ray on this machine")
+
+
+def check_address(address: str | None) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` address (None for ``auto`` and ``None``), or an
+    InputError: a malformed address, or Ray Client (``ray://``), whose connections cannot carry
+    Ray Data's streaming actor calls (Ray refuses them: ray-project/ray#43357)."""
+    if address in (None, "auto"):
+        return None
+    if address.startswith("ray://"):
+        raise InputError(
+            f"--address {address}: Ray Client cannot run Ray Data pipelines (its connections "
+            "do not carry the streaming actor calls Ray Data's actor pools make)",
+            fix="run the command on a node of the cluster (the head node, or the head pod of a "
+                "KubeRay cluster: kubectl exec) with --address auto, or submit it with `ray job "
+                "submit --address http://HEAD:8265 -- mteb-stratified structure ... --address "
+                "auto`")
+    hp = _host_port(address)
+    if hp is None:
+        raise InputError(f"--address {address!r} is not auto or HOST:PORT", fix=_CONNECT_FIX)
+    return hp
+
+
 def connect(address: str | None, *, timeout: float = 5.0) -> None:
     """Join the Ray cluster at ``address`` (``auto``: the one this node belongs to;
-    ``HOST:PORT``; ``ray://HOST:PORT``: Ray Client), or start a local one (``None``).
-    A Ray already initialised in this process is used as it is."""
+    ``HOST:PORT``: its head's GCS address), or start a local one (``None``; Ray then reads
+    ``RAY_ADDRESS`` if it is set).  A Ray already initialised in this process is used as it
+    is."""
+    import os
     ray = require("ray", "ray")
     require("ray.data", "ray")
     if ray.is_initialized():
         return
-    fix = ("start a cluster with `ray start --head` on the head node (and `ray start "
-           "--address HEAD:6379` on the others), then pass --address auto on a node of the "
-           "cluster, --address HEAD:6379, or --address ray://HEAD:10001 for Ray Client; omit "
-           "--address for a local Ray on this machine")
-    if address not in (None, "auto"):
-        hp = _host_port(address)
-        if hp is None:
-            raise InputError(f"--address {address!r} is not auto, HOST:PORT or ray://HOST:PORT",
-                             fix=fix)
+    hp = check_address(address)
+    if hp is not None:
         try:
             socket.create_connection(hp, timeout=timeout).close()
         except OSError as exc:
             raise InputError(f"no Ray cluster answers at --address {address} "
-                             f"({exc.strerror or exc})", fix=fix) from None
+                             f"({exc.strerror or exc})", fix=_CONNECT_FIX) from None
+    where = address or (f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}"
+                        if os.environ.get("RAY_ADDRESS") else "a local Ray")
     try:
         ray.init(address=address, include_dashboard=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise InputError(f"could not join a Ray cluster at --address {address or 'local'}: "
+        raise InputError(f"could not join a Ray cluster at {where}: "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                         fix=fix) from None
+                         fix=_CONNECT_FIX) from None
+
+
+def _worker_endpoint_error(row: dict) -> Exception:
+    """The driver's copy of an endpoint error a worker met (an InputError or EndpointError,
+    with the worker's node)."""
+    from ..core.errors import EndpointError
+    where = f" (from the Ray worker on node {row.get('node')})"
+    if row["error"] == "input":
+        return InputError(row["message"] + where, fix=row.get("fix"))
+    return EndpointError(row["message"] + where, endpoint=row.get("endpoint"),
+                         check=row.get("check"))
 
 
 class RayEngine:
@@ -214,6 +305,10 @@ class RayEngine:
         if embed_device == "cuda" and self.gpus < 1:
             raise InputError("--embed-device cuda: the Ray cluster has no GPU",
                              fix="add GPU nodes to the cluster, or use --embed-device cpu")
+        if workers is not None and workers > self.cpus:
+            raise InputError(f"--workers {workers}: the Ray cluster has {self.cpus} CPUs (one "
+                             "per worker)", fix=f"pass --workers {self.cpus} or fewer, or add "
+                                                "nodes to the cluster")
         self.workers = int(workers or max(self.cpus, 1))
         self.embed_device = embed_device
         self.progress = bool(progress)
@@ -223,6 +318,8 @@ class RayEngine:
 
     # -- plumbing ------------------------------------------------------------------------------
     def _dataset(self, items: list):
+        """A dataset of ``items``, one block each.  Sets the process's current Ray Data context
+        (progress bars, unordered output), as a Ray Data script does."""
         import ray
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = self.progress
@@ -231,15 +328,16 @@ class RayEngine:
 
     def _map(self, ds, cls, n_items: int, **kwargs):
         import ray
-        size = max(1, min(self.workers, n_items))
-        gpus = {"num_gpus": 1} if kwargs.pop("gpu", False) else {}
+        gpu = kwargs.pop("gpu", False)
+        size = max(1, min(self.workers, n_items, self.gpus if gpu else n_items))
+        gpus = {"num_gpus": 1} if gpu else {}
         # Ray Data restarts dead actors and retries their tasks by default (max_restarts=-1,
         # max_task_retries=-1); a failed constructor is not retried forever
         return ds.map_batches(cls, batch_size=1, batch_format="numpy",
                               compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1,
                               **gpus, **kwargs)
 
-    def _rows(self, ds, step: str) -> Iterator[dict]:
+    def _rows(self, ds, step: str, extra: str = "structure") -> Iterator[dict]:
         """The output rows, with a worker's setup error turned into an InputError."""
         try:
             yield from ds.iter_rows()
@@ -252,8 +350,8 @@ class RayEngine:
                 raise
             message = line[line.index(WORKER_TAG) + len(WORKER_TAG):].strip()
             raise InputError(f"the Ray {step} step stopped: {message}",
-                             fix="install the same mteb-stratified with its [structure] extra "
-                                 "(same spaCy, same model versions) on every node of the "
+                             fix=f"install the same mteb-stratified with its [{extra}] extra "
+                                 "(the same library and model versions) on every node of the "
                                  "cluster, or give a model path that exists on every "
                                  "node") from None
 
@@ -277,6 +375,7 @@ class RayEngine:
             ds = self._map(self._dataset(items), _ExtractWorker, len(items),
                            fn_constructor_kwargs={"factory": worker_factory(extractor),
                                                   "expected": expected,
+                                                  "versions": code_versions("spacy"),
                                                   "min_chars": cfg.min_chars,
                                                   "max_words": cfg.max_words})
             for row in self._rows(ds, "extraction"):
@@ -309,16 +408,30 @@ class RayEngine:
                     "text": [it["text"] for it in items[s:s + batch]]}
                    for s in range(0, len(items), batch)]
         ds = self._map(self._dataset(grouped), _AnswerWorker, len(grouped),
-                       fn_constructor_kwargs={"factory": worker_factory(extractor)})
-        for row in self._rows(ds, "LLM extraction"):
+                       fn_constructor_kwargs={"factory": worker_factory(extractor),
+                                              "versions": code_versions("openai"),
+                                              "prompt_version": extractor.prompt_version})
+        stored: set = set()
+        error = None
+        for row in self._rows(ds, "LLM extraction", "llm"):
             if row["usage"]:
                 extractor.endpoint.count(**json.loads(row["usage"]))
-            extractor.store(row["key"], json.loads(row["record"]))
-            for i in owner.get(row["key"], []):
-                waiting[i].discard(row["key"])
-                if not waiting[i]:
-                    del waiting[i]
-                    yield extract_rows(extractor, chunks[i], texts, cfg)
+            key, record = row["key"], json.loads(row["record"])
+            if "error" in record:  # the endpoint refused or was unreachable: raised below
+                error = error or record
+                continue
+            if key in stored:  # a retried task's repeat: stored and counted once
+                continue
+            stored.add(key)
+            extractor.store(key, record)
+            for i in owner.get(key, []):
+                if i in waiting:
+                    waiting[i].discard(key)
+                    if not waiting[i]:
+                        del waiting[i]
+                        yield extract_rows(extractor, chunks[i], texts, cfg)
+        if error is not None:  # after every answer that came was stored: a rerun resumes
+            raise _worker_endpoint_error(error)
 
     def embed(self, inputs: Sequence[str], model: str | None, batch_size: int) -> np.ndarray:
         from ..structure.embed import length_batches
@@ -330,7 +443,10 @@ class RayEngine:
         items = [{"batch": b, "texts": [inputs[i] for i in idx]} for b, idx in enumerate(batches)]
         ds = self._map(self._dataset(items), _EmbedWorker, len(items),
                        gpu=self.embed_device == "cuda",
-                       fn_constructor_kwargs={"model": model, "device": self.embed_device})
+                       fn_constructor_kwargs={"model": model, "device": self.embed_device,
+                                              "versions": code_versions(
+                                                  "sentence_transformers", "transformers",
+                                                  "torch")})
         out = None
         seen = set()
         for row in self._rows(ds, "embedding"):

@@ -94,10 +94,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="local = this process; ray = Ray Data pipelines on a Ray cluster's "
                         "workers, the same artifact byte for byte (needs the [ray] extra) "
                         "(default: local)")
-    r.add_argument("--address", default=None, metavar="auto|HOST:PORT|ray://HOST:PORT",
-                   help="the Ray cluster to join: auto = the cluster of this node (after 'ray "
-                        "start'), HOST:PORT of its head, or ray://HOST:PORT for Ray Client "
-                        "(default: a local Ray on this machine)")
+    r.add_argument("--address", default=None, metavar="auto|HOST:PORT",
+                   help="the Ray cluster to join, from one of its nodes: auto = the cluster of "
+                        "this node (after 'ray start'), or HOST:PORT of its head; Ray Client "
+                        "(ray://) cannot run Ray Data pipelines (default: a local Ray on this "
+                        "machine)")
     r.add_argument("--workers", type=int_at_least(1), default=None, metavar="N",
                    help="Ray actors per step, one CPU each (default: the cluster's CPUs)")
     r.add_argument("--embed-device", choices=("cpu", "cuda"), default="cpu",
@@ -125,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
         if ray_only:
             raise InputError(f"{', '.join(ray_only)} only apply with --engine ray",
                              fix="add --engine ray, or drop " + ", ".join(ray_only))
+    else:
+        from ..adapters.ray_engine import check_address
+        check_address(args.address)  # a malformed or ray:// address fails before any load
     if args.cut_points is None:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     # one job per --out: a second one would repeat paid calls and race on the checkpoint

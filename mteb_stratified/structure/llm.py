@@ -108,7 +108,7 @@ class LLMExtractor:
             what="the LLM extractor", alternative="use --extractor offline (no key, no network)",
             client=client, provider=provider)
         # as resolved here (the driver's environment), not again on each worker's node
-        self._settings.update(base_url=self.endpoint.base_url, model=self.endpoint.model,
+        self._settings.update(base_url=self.endpoint.where, model=self.endpoint.model,
                               api_key=self.endpoint.api_key)
         if concurrency < 1:
             raise InputError("concurrency must be >= 1", fix="e.g. --concurrency 4")
@@ -219,7 +219,8 @@ class LLMExtractor:
             key = self._key(text)
             hit = self.cache.get(key) if self.cache else None
             if key in self._stored and hit is not None:
-                results[i] = hit  # a worker's paid answer (store() counted it)
+                self._stored.discard(key)  # counted once by store(); a repeat is a cache hit
+                results[i] = hit  # a worker's paid answer
             elif self._usable(hit):
                 self.endpoint.count(cached=1, cached_calls=int(hit["calls"] or 1),
                                     cached_tokens=int(hit["prompt_tokens"] or 0)

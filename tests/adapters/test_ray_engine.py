@@ -213,9 +213,8 @@ def test_the_cli_builds_with_engine_ray_the_same_artifact(folder, corpus, tmp_pa
     assert files_of(tmp_path / "ray") == files_of(tmp_path / "local")
 
 
-@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"])
-def test_no_ray_cluster_at_the_address_is_a_clear_error(folder, tmp_path, address):
-    address = address.format(port=_free_port())
+def test_no_ray_cluster_at_the_address_is_a_clear_error(folder, tmp_path):
+    address = f"127.0.0.1:{_free_port()}"
     t0 = time.monotonic()
     code, out, err = _cli("--corpus", folder, "-o", str(tmp_path / "o"), "--engine", "ray",
                           "--address", address)
@@ -223,6 +222,35 @@ def test_no_ray_cluster_at_the_address_is_a_clear_error(folder, tmp_path, addres
     assert f"no Ray cluster answers at --address {address}" in err
     assert "ray start --head" in err
     assert time.monotonic() - t0 < 120
+
+
+def test_ray_client_addresses_are_refused_before_anything_loads(folder, tmp_path):
+    """Ray Client cannot carry Ray Data's streaming actor calls (ray-project/ray#43357)."""
+    code, out, err = _cli("--corpus", folder, "-o", str(tmp_path / "o"), "--engine", "ray",
+                          "--address", "ray://127.0.0.1:10001")
+    assert code == 2 and "Traceback" not in err
+    assert "Ray Client cannot run Ray Data pipelines" in err and "--address auto" in err
+    assert not os.path.exists(tmp_path / "o" / ".work")
+
+
+def test_more_workers_than_the_cluster_has_cpus_is_refused(cluster):
+    with pytest.raises(InputError) as err:
+        _engine(workers=3)
+    assert "the Ray cluster has 2 CPUs" in str(err.value) and "--workers 2" in err.value.fix
+
+
+def test_an_endpoint_unreachable_from_the_workers_stops_with_its_error(cluster, config,
+                                                                      tmp_path):
+    from mteb_stratified.core.errors import EndpointError
+    from mteb_stratified.structure.llm import LLMExtractor
+    ex = LLMExtractor(base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m",
+                      api_key="none", cache_path=str(tmp_path / "c.sqlite"), max_retries=1,
+                      backoff=0.01, timeout=2)
+    texts = {"a": "Vitamin D and bone.", "b": "Iron and anaemia."}
+    with pytest.raises(EndpointError) as err:
+        list(_engine(workers=1).extract([["a", "b"]], texts, ex, config))
+    assert "(from the Ray worker on node " in str(err.value)
+    assert err.value.check  # how to check the server, as on one machine
 
 
 def test_ray_options_without_the_ray_engine_are_refused(folder, tmp_path):
