@@ -102,6 +102,12 @@ def _check_versions(expected: dict, what: str) -> None:
             f"the {what} (here, on the driver: {diff}): its output would differ")
 
 
+def _identity(extractor) -> str:
+    """What decides an extractor's output: name, version and parameters (JSON), compared
+    between the driver and each worker."""
+    return json.dumps([extractor.name, extractor.version, extractor.params()], sort_keys=True)
+
+
 def worker_factory(extractor):
     """A picklable zero-argument callable that makes ``extractor``'s twin in a worker (its
     ``worker_factory()``); an InputError for an extractor that has none."""
@@ -123,8 +129,7 @@ class _ExtractWorker:
         _check_versions(versions, "extraction")
         try:
             self.extractor = factory()
-            got = json.dumps([self.extractor.name, self.extractor.version,
-                              self.extractor.params()], sort_keys=True)
+            got = _identity(self.extractor)
         except BaseException as exc:  # the driver gets the text, with this node's address
             raise WorkerSetupError(f"{WORKER_TAG} the worker on node {_node()} could not load "
                                    f"the extractor: {type(exc).__name__}: {exc}") from None
@@ -369,8 +374,7 @@ class RayEngine:
         if hasattr(extractor, "pending"):  # an extractor with an answer cache: the LLM one
             yield from self._extract_cached(chunks, texts, extractor, cfg)
         else:
-            expected = json.dumps([extractor.name, extractor.version, extractor.params()],
-                                  sort_keys=True)
+            expected = _identity(extractor)
             items = [{"doc_ids": list(c), "texts": [texts[d] for d in c]} for c in chunks]
             ds = self._map(self._dataset(items), _ExtractWorker, len(items),
                            fn_constructor_kwargs={"factory": worker_factory(extractor),

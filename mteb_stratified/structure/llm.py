@@ -172,6 +172,10 @@ class LLMExtractor:
         doc_hash = hashlib.sha256(text[:self.max_chars].encode("utf-8")).hexdigest()
         return cache_key(self.model, self.prompt_version, doc_hash)
 
+    def _put(self, key: str, record: dict) -> None:
+        self.cache.put(key, record, kind="extract", prompt_tokens=record["prompt_tokens"],
+                       completion_tokens=record["completion_tokens"], calls=record["calls"])
+
     def _usable(self, hit) -> bool:
         return hit is not None and not (hit["status"] == "failed" and self.retry_failed)
 
@@ -196,8 +200,7 @@ class LLMExtractor:
     def store(self, key: str, record: dict) -> None:
         """Cache an answer a worker paid for; :meth:`extract` then reads it without counting it
         as a cache hit (the worker's requests and tokens are counted by the caller)."""
-        self.cache.put(key, record, kind="extract", prompt_tokens=record["prompt_tokens"],
-                       completion_tokens=record["completion_tokens"], calls=record["calls"])
+        self._put(key, record)
         self._stored.add(key)
         self.endpoint.count(prompt_tokens=int(record["prompt_tokens"] or 0),
                             completion_tokens=int(record["completion_tokens"] or 0))
@@ -239,10 +242,7 @@ class LLMExtractor:
                     i, key = futures[fut]
                     record = fut.result()
                     if self.cache:
-                        self.cache.put(key, record, kind="extract",
-                                       prompt_tokens=record["prompt_tokens"],
-                                       completion_tokens=record["completion_tokens"],
-                                       calls=record["calls"])
+                        self._put(key, record)
                     results[i] = record
                     if bar is not None:
                         u = self.endpoint.usage()
