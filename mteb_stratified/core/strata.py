@@ -46,6 +46,7 @@ relevant documents carry no cluster mass, are not dropped silently: they are lis
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
@@ -580,6 +581,11 @@ class QueryStrata:
     bins : the corpus' fixed :class:`Bins`.
     n_clusters : C.
     excluded : queries not stratified, with reasons.
+    n_relevant : (Q,) int64, |rel(q)| (None when not given).
+    lexical : (Q,) float64, the lexical containment of the query in its relevant documents
+        (the share of its content words a relevant document contains, averaged over rel(q);
+        :func:`mteb_stratified.stratification.lexical.lexical_containment`), the yardstick J is
+        compared with; None when the texts were not given.
     """
 
     queries: tuple
@@ -592,6 +598,8 @@ class QueryStrata:
     excluded: tuple = ()
     level: float = 1
     alignment_computed: bool = True
+    n_relevant: np.ndarray | None = None
+    lexical: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -694,7 +702,40 @@ class QueryStrata:
         rows = np.array([index[q] for q in qids], dtype=np.int64)
         return QueryStrata(tuple(qids), self.primary[rows], self.membership[rows],
                            self.dispersion[rows], self.alignment[rows], self.bins,
-                           self.n_clusters, (), self.level, self.alignment_computed)
+                           self.n_clusters, (), self.level, self.alignment_computed,
+                           _take(self.n_relevant, rows), _take(self.lexical, rows))
+
+    def with_lexical(self, lexical) -> "QueryStrata":
+        """The same strata carrying each query's lexical containment (one per query)."""
+        lexical = np.asarray(lexical, dtype=np.float64)
+        if lexical.shape != (self.n_queries,):
+            raise InputError(f"{lexical.size} lexical containments for {self.n_queries} queries",
+                             fix="give one value per stratified query, in strata order")
+        return dataclasses.replace(self, lexical=lexical)
+
+    def coarsen(self, mapping, n_strata: int) -> "QueryStrata":
+        """The same queries with every cluster c replaced by ``mapping[c]`` (one of
+        ``n_strata`` coarser strata, e.g. a :class:`~.hierarchy.TreeCut`'s ``stratum``):
+        primary c*(q) → mapping[c*(q)] and p_q summed within each coarse stratum.  Δ and J are
+        kept: they are computed on the fine clusters and the entities."""
+        from scipy import sparse
+
+        mapping = np.asarray(mapping, dtype=np.int64)
+        if mapping.shape != (self.n_clusters,) or (mapping.size and (
+                mapping.min() < 0 or mapping.max() >= n_strata)):
+            raise InputError(f"a coarsening maps each of the {self.n_clusters} clusters to one "
+                             f"of {n_strata} strata", fix="pass one stratum id per cluster")
+        fold = sparse.csr_matrix((np.ones(self.n_clusters), (np.arange(self.n_clusters),
+                                                             mapping)),
+                                 shape=(self.n_clusters, n_strata))
+        membership = (self.membership @ fold).tocsr()
+        membership.sort_indices()
+        return dataclasses.replace(self, primary=mapping[self.primary], membership=membership,
+                                   n_clusters=int(n_strata))
+
+
+def _take(values, rows):
+    return None if values is None else values[rows]
 
 
 def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWeights | Mapping, *,
@@ -829,5 +870,7 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
                         doc_sets[d] = frozenset(doc_entities.get(d, ()))
                 alignment[i] = soft_containment(query_entities[q], [doc_sets[d] for d in rel],
                                                 entity_vectors, tau)
+    n_relevant = np.array([len(r) for r in rel_docs], dtype=np.int64)
     return QueryStrata(tuple(kept), np.asarray(primary, dtype=np.int64), membership, dispersion,
-                       alignment, bins, C, tuple(excluded), level, query_entities is not None)
+                       alignment, bins, C, tuple(excluded), level, query_entities is not None,
+                       n_relevant)

@@ -175,3 +175,97 @@ def test_split_half_without_enough_strata_is_none_not_nan():
     assert d["r"] is None and d["p_value"] is None and d["n_strata_used"] == 2
     json.loads(json.dumps(d, allow_nan=False))   # strict JSON
     assert _split_half_cell(d) == "–"
+
+
+# -- the batched kernel, the paired tests and their calibration ------------------------------
+
+def test_the_batched_kernel_gives_the_single_call_p_values():
+    """permutation_pvalues (the power harness's path) equals heterogeneity_test (the
+    report's path) with the same seed, row by row."""
+    from mteb_stratified.core.chance import permutation_pvalues
+
+    rng = np.random.default_rng(2)
+    labels = _labels([40, 30, 20, 10, 5, 3, 1])
+    Y = np.stack([_ndcg_like(rng, labels.size) for _ in range(4)])
+    batch = permutation_pvalues(Y, labels, "omnibus", n_resamples=300, seed=9)
+    single = [heterogeneity_test(y, labels, n_resamples=300, seed=9).p_value for y in Y]
+    assert batch.tolist() == pytest.approx(single)
+
+
+def test_max_z_equals_its_definition_by_brute_force():
+    """z_k standardised by its exact permutation SD: the mean of z over all distinct
+    relabellings is 0 and its variance 1 (full enumeration of a tiny case)."""
+    from mteb_stratified.core.chance import paired_heterogeneity_test
+
+    a = np.array([0.9, 0.7, 0.8, 0.1, 0.3, 0.2, 0.5])
+    b = np.zeros(7)
+    labels = np.array([0, 0, 0, 1, 1, 1, 1])
+    res = paired_heterogeneity_test(a, b, labels, n_resamples=50_000, min_size=1, seed=0)
+    y, Q = a, 7
+    zs = []
+    for combo in itertools.combinations(range(Q), 3):
+        S = y[list(combo)].sum()
+        zs.append((S - 3 * y.mean()) / (y.std(ddof=1) * np.sqrt(3 * 4 / 7)))
+    zs = np.array(zs)
+    assert zs.mean() == pytest.approx(0, abs=1e-12) and zs.var() == pytest.approx(1)
+    row = next(r for r in res.strata if r["stratum"] == 0)
+    observed = (y[:3].sum() - 3 * y.mean()) / (y.std(ddof=1) * np.sqrt(12 / 7))
+    assert row["z"] == pytest.approx(observed)
+    # two strata: |z| is the same for both, so max-|z| p = P(|z*| ≥ |z|) over the 35 splits
+    exact = np.mean(np.abs(zs) >= abs(observed) - 1e-12)
+    assert res.p_value == pytest.approx(exact, abs=0.006)
+
+
+@pytest.mark.parametrize("statistic", ["omnibus", "max_z", "flip"])
+def test_null_calibration_of_the_paired_statistics(statistic):
+    """Random strata of realistic sizes, paired differences with many exact zeros: each
+    statistic rejects at about α (binomial band of 1,500 draws)."""
+    from mteb_stratified.core.chance import permutation_pvalues
+
+    rng = np.random.default_rng(7)
+    labels = _labels([92, 69, 58, 55, 50])
+    a = _ndcg_like(rng, labels.size)
+    b = np.clip(a + rng.normal(0.01, 0.2, labels.size), 0, 1)
+    tie = rng.random(labels.size) < 0.25   # both systems score the same: d = 0
+    b[tie] = a[tie]
+    d = a - b
+    Y = np.stack([d[rng.permutation(d.size)] for _ in range(1500)])
+    rej = np.concatenate([permutation_pvalues(Y[i:i + 100], labels, statistic, n_resamples=199,
+                                              seed=i) for i in range(0, 1500, 100)]) <= 0.05
+    assert 0.035 <= rej.mean() <= 0.065, rej.mean()
+
+
+def test_stratum_differences_sign_flip_calibration_and_power():
+    from mteb_stratified.core.chance import stratum_difference_rejections, stratum_differences
+
+    rng = np.random.default_rng(3)
+    labels = _labels([80, 60, 60, 60, 60])
+    a = _ndcg_like(rng, labels.size)
+    b = np.clip(a + rng.normal(0, 0.2, labels.size), 0, 1)
+    tie = rng.random(labels.size) < 0.3
+    b[tie] = a[tie]
+    d = a - b
+    # null: a and b exchangeable per query -> random signs
+    D = np.stack([d * np.where(rng.random(d.size) < 0.5, -1, 1) for _ in range(1200)])
+    rej = np.concatenate([stratum_difference_rejections(D[i:i + 200], labels, n_resamples=199,
+                                                        seed=i) for i in range(0, 1200, 200)])
+    assert 0.035 <= rej.mean() <= 0.065, rej.mean()
+    # a planted stratum where b wins by 0.2: found, and named as b's
+    b2 = b.copy()
+    b2[labels == 2] = np.clip(b2[labels == 2] + 0.25, 0, 1)
+    res = stratum_differences(a - a.mean() + b.mean(), b2, labels, n_resamples=999, seed=0)
+    winners = {r["stratum"]: r["winner"] for r in res.strata}
+    assert winners[2] == "b"
+    assert stratum_difference_rejections((a - b2)[None], labels, n_resamples=999, seed=0)[0]
+
+
+def test_split_half_batched_equals_single_and_uses_the_same_splits():
+    from mteb_stratified.core.chance import split_half_pvalues, split_half_reliability
+
+    rng = np.random.default_rng(4)
+    labels = _labels([30, 25, 20, 15, 10])
+    y = _ndcg_like(rng, labels.size)
+    single = split_half_reliability(y, labels, n_splits=8, n_resamples=60, seed=5)
+    batch = split_half_pvalues(y[None], labels, n_splits=8, n_resamples=60, seed=5)
+    assert batch[0] == pytest.approx(single.p_value)
+    assert single.to_dict()["n_splits"] == 8

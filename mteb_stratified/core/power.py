@@ -1,0 +1,226 @@
+"""Type I error, power and the minimum detectable effect of the strata tests, by simulation on
+real per-query scores (ours).
+
+A test that cannot see a real gap says "no evidence" forever, so every test the strata block
+reports (:mod:`.chance`) is run here on draws made from the evaluated queries' own scores:
+
+* **null draw**: the stratum labels permuted among the queries (each query keeps its pair of
+  scores a_i, b_i): the strata carry no signal, and a test at level α should call a share α of
+  the draws significant — its **Type I error**;
+* **planted draw**: a null draw, then a gap d added to system B's scores, clipped to [0, 1]
+  (b_i ← min(1, max(0, b_i + d))), in a random set of strata that holds a share s ± s/4 of the
+  queries (strata taken in random order while they fit; redrawn per draw).  The share of
+  planted draws called significant is the test's **power** at (d, s); at d = 0 it is the
+  Type I error;
+* the **minimum detectable effect** (MDE) at share s is the d at which power reaches 0.8,
+  interpolated linearly on a grid of d (None: not reached on the grid);
+* the per-stratum paired t-tests against 0 (:func:`.chance.stratum_differences`) have another
+  null, that a and b are exchangeable on every query: their null draws swap a_i and b_i with
+  probability ½ each, and a draw counts as a rejection when any stratum is called (the
+  family-wise error).
+
+All draws of one setting share each test's B relabellings (drawn per chunk of draws), which
+leaves every draw's p-value a valid permutation p-value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .chance import (SPLIT_HALF_RESAMPLES, SPLIT_HALF_SPLITS, _codes, permutation_pvalues,
+                     split_half_pvalues, stratum_difference_rejections)
+from .errors import InputError
+from .rng import as_generator
+
+__all__ = ["TESTS", "EFFECTS", "SHARES", "EFFECT_GRID", "TARGET_POWER", "planted_mask",
+           "PowerStudy", "power_study", "minimum_detectable_effect"]
+
+#: The tests studied, in report order: (name, what it tests).
+TESTS = {
+    "heterogeneity": "one system (B): omnibus SSB of its scores across strata",
+    "split_half": "one system (B): split-half reliability of its stratum means",
+    "paired_max_z": "the difference A − B: max-|z| of one stratum against the rest",
+    "paired_omnibus": "the difference A − B: omnibus SSB across strata",
+    "flip": "the difference A − B: flip strength of strata against the overall sign",
+    "split_half_difference": "the difference A − B: split-half reliability of stratum means",
+    "stratum_differences": "A − B ≠ 0 in some stratum: sign-flip z per stratum, "
+                           "Westfall–Young",
+}
+EFFECTS = (0.05, 0.10, 0.20)
+SHARES = (0.20, 0.10)
+EFFECT_GRID = (0.025, 0.05, 0.075, 0.10, 0.15, 0.20, 0.30, 0.40)
+TARGET_POWER = 0.8
+_CHUNK_DRAWS = 50
+
+
+def planted_mask(codes: np.ndarray, n: np.ndarray, share: float, rng, *,
+                 tries: int = 200) -> np.ndarray | None:
+    """A random set of strata holding share ± share/4 of the queries, as a (Q,) mask; None when
+    no such set turns up in ``tries`` random orders (e.g. every stratum is larger)."""
+    Q = codes.size
+    lo, hi = (share - share / 4) * Q, (share + share / 4) * Q
+    for _ in range(tries):
+        chosen, total = [], 0
+        for s in rng.permutation(n.size).tolist():
+            if total + n[s] <= hi:
+                chosen.append(s)
+                total += n[s]
+            if total >= lo:
+                return np.isin(codes, chosen)
+    return None
+
+
+def minimum_detectable_effect(effects, power, target: float = TARGET_POWER) -> float | None:
+    """The smallest d with power ≥ ``target``, interpolated linearly between grid points."""
+    prev_d, prev_p = 0.0, None
+    for d, p in zip(effects, power):
+        if p is None or not np.isfinite(p):
+            prev_p = None
+            continue
+        if p >= target:
+            if prev_p is None or prev_p >= target:
+                return float(d)
+            return float(prev_d + (target - prev_p) * (d - prev_d) / (p - prev_p))
+        prev_d, prev_p = d, p
+    return None
+
+
+@dataclass(frozen=True)
+class PowerStudy:
+    """Type I error, power and MDE of each test on one set of strata (module docstring).
+
+    ``type1_error[test]``; ``power[test][share][effect]`` (None: no set of strata holds that
+    share); ``mde[test][share]`` (None: power 0.8 not reached on the grid); ``type1_error_a``:
+    the one-system tests on system A.
+    """
+
+    type1_error: dict
+    type1_error_a: dict
+    power: dict
+    mde: dict
+    n_queries: int
+    n_strata: int
+    strata_sizes: tuple
+    n_draws: int
+    n_resamples: int
+    alpha: float
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        def keyed(d):
+            return {f"{s:g}": {f"{e:g}": v for e, v in row.items()} for s, row in d.items()}
+
+        return {"n_queries": self.n_queries, "n_strata": self.n_strata,
+                "strata_sizes": list(self.strata_sizes), "n_draws": self.n_draws,
+                "n_resamples": self.n_resamples, "alpha": self.alpha,
+                "tests": {t: {"what": TESTS[t], "type1_error": self.type1_error[t],
+                              "type1_error_a": self.type1_error_a.get(t),
+                              "power": keyed(self.power[t]),
+                              "mde": {f"{s:g}": v for s, v in self.mde[t].items()}}
+                          for t in self.type1_error},
+                "settings": dict(self.settings)}
+
+
+def _draws(a, b, codes, n, effect, share, n_draws, rng, swap=False):
+    """(A, B) matrices of ``n_draws`` draws (module docstring); None when nothing fits."""
+    Q = a.size
+    A = np.empty((n_draws, Q))
+    Bm = np.empty((n_draws, Q))
+    for r in range(n_draws):
+        if swap:
+            flip = rng.random(Q) < 0.5
+            ar, br = np.where(flip, b, a), np.where(flip, a, b)
+        else:
+            sigma = rng.permutation(Q)
+            ar, br = a[sigma], b[sigma]
+        if effect:
+            mask = planted_mask(codes, n, share, rng)
+            if mask is None:
+                return None
+            br = np.clip(br + effect * mask, 0.0, 1.0)
+        A[r], Bm[r] = ar, br
+    return A, Bm
+
+
+def _rates(test, A, Bm, labels, n_resamples, alpha, min_size, rng) -> float:
+    """The share of draws (rows) the test calls significant at α, chunk by chunk."""
+    hits, total = 0, 0
+    for r0 in range(0, A.shape[0], _CHUNK_DRAWS):
+        a, b = A[r0:r0 + _CHUNK_DRAWS], Bm[r0:r0 + _CHUNK_DRAWS]
+        seed = int(rng.integers(2**63))
+        if test == "stratum_differences":
+            rej = stratum_difference_rejections(a - b, labels, min_size=min_size, alpha=alpha,
+                                                n_resamples=n_resamples, seed=seed)
+        elif test in ("split_half", "split_half_difference"):
+            y = b if test == "split_half" else a - b
+            p = split_half_pvalues(y, labels, n_splits=SPLIT_HALF_SPLITS,
+                                   n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES), seed=seed)
+            rej = np.nan_to_num(p, nan=1.0) <= alpha
+        else:
+            stat = {"heterogeneity": "omnibus", "paired_max_z": "max_z",
+                    "paired_omnibus": "omnibus", "flip": "flip"}[test]
+            y = b if test == "heterogeneity" else a - b
+            rej = permutation_pvalues(y, labels, stat, n_resamples=n_resamples,
+                                      min_size=min_size, seed=seed) <= alpha
+        hits += int(np.sum(rej))
+        total += rej.size
+    return hits / max(total, 1)
+
+
+def power_study(a, b, labels, *, tests=tuple(TESTS), effects=EFFECTS, shares=SHARES,
+                grid=EFFECT_GRID, n_draws: int = 1000, n_resamples: int = 999,
+                grid_draws: int | None = None, alpha: float = 0.05, min_size: int = 5,
+                rng=None, seed: int | None = None) -> PowerStudy:
+    """Type I error and power of ``tests`` for systems ``a`` and ``b`` (per-query scores in
+    [0, 1], one per query) with stratum ``labels`` (module docstring).
+
+    ``effects`` are measured with ``n_draws`` draws; the other points of ``grid`` (for the MDE)
+    with ``grid_draws`` (default: ``n_draws``).  Each test runs as the strata block runs it
+    (split-half: :data:`~.chance.SPLIT_HALF_SPLITS` splits, at most
+    :data:`~.chance.SPLIT_HALF_RESAMPLES` relabellings).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    labels = list(labels)
+    if a.shape != b.shape or a.ndim != 1 or len(labels) != a.size or a.size < 4 \
+            or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise InputError("a, b and labels must be 1-D, finite, of the same length (≥ 4)",
+                         fix="pass both systems' per-query scores on the stratified queries")
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown:
+        raise InputError(f"unknown test {unknown[0]!r}", fix=f"use {', '.join(TESTS)}")
+    rng = as_generator(rng, seed)
+    codes, keys = _codes(labels)
+    n = np.bincount(codes, minlength=len(keys))
+    grid_draws = n_draws if grid_draws is None else int(grid_draws)
+    points = sorted(set(grid) | set(effects))
+    type1, type1_a, power, mde = {}, {}, {}, {}
+    null = _draws(a, b, codes, n, 0.0, 0.0, n_draws, rng)
+    swapped = _draws(a, b, codes, n, 0.0, 0.0, n_draws, rng, swap=True)
+    for t in tests:
+        A, Bm = swapped if t == "stratum_differences" else null
+        type1[t] = _rates(t, A, Bm, labels, n_resamples, alpha, min_size, rng)
+        if t in ("heterogeneity", "split_half"):   # the same test on system A's scores
+            type1_a[t] = _rates(t, Bm, A, labels, n_resamples, alpha, min_size, rng)
+        power[t], mde[t] = {}, {}
+        for s in shares:
+            curve = {}
+            for d in points:
+                draws = n_draws if d in effects else grid_draws
+                ab = _draws(a, b, codes, n, d, s, draws, rng,
+                            swap=t == "stratum_differences")
+                curve[d] = None if ab is None else _rates(t, ab[0], ab[1], labels, n_resamples,
+                                                          alpha, min_size, rng)
+            power[t][s] = {d: curve[d] for d in effects}
+            mde[t][s] = minimum_detectable_effect(points, [curve[d] for d in points])
+    return PowerStudy(type1, type1_a, power, mde, int(a.size), int(len(keys)),
+                      tuple(sorted(n.tolist(), reverse=True)), int(n_draws), int(n_resamples),
+                      float(alpha), {"grid": points, "grid_draws": grid_draws,
+                                     "min_size": min_size,
+                                     "split_half": {"n_splits": SPLIT_HALF_SPLITS,
+                                                    "n_resamples": min(n_resamples,
+                                                                       SPLIT_HALF_RESAMPLES)},
+                                     "shares": list(shares), "share_tolerance": "share / 4",
+                                     "clip": [0.0, 1.0]})

@@ -1,0 +1,82 @@
+"""The cluster tree and its cut by query counts: against a brute-force reading of the rule."""
+
+import numpy as np
+import pytest
+
+from mteb_stratified.core import InputError
+from mteb_stratified.core.hierarchy import (ClusterTree, check_min_queries, cut_tree,
+                                            level_sizes)
+
+
+def _tree():
+    # 6 clusters -> 3 units {0,1} {2,3} {4,5} -> 2 units {0,1,2,3} {4,5} -> 1
+    return ClusterTree(6, ([0, 0, 1, 1, 2, 2], [0, 0, 1], [0, 0]))
+
+
+def test_levels_and_ancestors():
+    t = _tree()
+    assert t.n_levels == 4 and [t.n_units(lvl) for lvl in range(4)] == [6, 3, 2, 1]
+    assert t.ancestors(0).tolist() == list(range(6))
+    assert t.ancestors(2).tolist() == [0, 0, 0, 0, 1, 1]
+    assert t.ancestors(3).tolist() == [0] * 6
+    assert level_sizes(311) == [311, 156, 78, 39, 20, 10, 5, 3, 2, 1]
+
+
+def test_cut_merges_small_clusters_into_their_parent():
+    t = _tree()
+    cut = cut_tree(t, np.array([10, 1, 0, 2, 1, 30]), 5)
+    # c0 and c5 stand; c1 joins its level-1 parent's pool ({0, 1}: c0 is taken, so 1 query),
+    # which passes up with {2, 3} (2 queries): 3 at level 2 unit 0 — still short; {4}
+    # (1 query) passes to level 2 unit 1 (1): short; at the top all 4 join: 4 < 5 -> the
+    # stratum formed nearest the top
+    assert cut.nodes[:2] == ((0, 0), (0, 5))
+    assert sorted(np.bincount(cut.stratum).tolist()) == [1, 5]
+    assert cut.n_queries.sum() == 44
+    for s, n in enumerate(cut.n_queries):
+        assert n == np.array([10, 1, 0, 2, 1, 30])[cut.stratum == s].sum()
+
+
+def test_every_stratum_holds_at_least_min_queries_and_the_counts_add_up():
+    rng = np.random.default_rng(0)
+    from mteb_stratified.structure.hierarchy import tree_from_merges, ward_merges
+
+    for trial in range(30):
+        C = int(rng.integers(2, 60))
+        tree = tree_from_merges(ward_merges(rng.normal(size=(C, 4)), np.ones(C)), C)
+        counts = rng.poisson(rng.choice([0.3, 2.0, 6.0]), C).astype(np.int64)
+        m = int(rng.integers(1, 30))
+        cut = cut_tree(tree, counts, m)
+        assert (cut.stratum >= 0).all() and cut.n_queries.sum() == counts.sum()
+        per = np.bincount(cut.stratum, weights=counts, minlength=cut.n_strata)
+        assert per.tolist() == cut.n_queries.tolist()
+        if counts.sum() >= m:
+            assert not cut.short and (cut.n_queries >= m).all()
+        else:
+            assert cut.short and cut.n_strata == 1
+        # a stratum lies inside its unit, but for the one the top's leftovers joined
+        outside = [s for s, (lvl, u) in enumerate(cut.nodes)
+                   if not (tree.ancestors(lvl)[cut.stratum == s] == u).all()]
+        assert len(outside) <= 1
+
+
+def test_min_queries_one_gives_every_query_holding_cluster_its_own_stratum():
+    t = _tree()
+    counts = np.array([3, 0, 1, 0, 0, 2])
+    cut = cut_tree(t, counts, 1)
+    holding = [c for c in range(6) if counts[c]]
+    assert len({int(cut.stratum[c]) for c in holding}) == len(holding)
+
+
+def test_bad_input_names_the_valid_range():
+    t = _tree()
+    for m in (0, -1, 2.5, True, "3"):
+        with pytest.raises(InputError, match="integer ≥ 1"):
+            check_min_queries(m)
+    with pytest.raises(InputError, match=r"levels 0\.\.3"):
+        cut_tree(t, np.zeros(6, dtype=np.int64), 5, start=4)
+    with pytest.raises(InputError, match="6 non-negative integers"):
+        cut_tree(t, np.zeros(5, dtype=np.int64), 5)
+    with pytest.raises(InputError, match="top level"):
+        ClusterTree(3, ([0, 1, 1],))
+    with pytest.raises(InputError, match="numbered"):
+        ClusterTree(3, ([0, 2, 2], [0, 0, 0]))
