@@ -11,7 +11,11 @@ inputs and seed give byte-identical files):
 * ``doc_entities.jsonl.gz``: ``{doc_id, entities}``: all normalised entity names of a document
   (after near-duplicate merging), including rare ones that are in no cluster;
 * ``clusters.jsonl.gz``: ``{id, label, size, n_docs, mass, top_entities}``;
-* ``doc_clusters.jsonl.gz``: ``{doc_id, weights: {cluster: m_d(c)}}``.
+* ``doc_clusters.jsonl.gz``: ``{doc_id, weights: {cluster: m_d(c)}}``;
+* ``cluster_levels.jsonl.gz``: the cluster tree above the fine clusters
+  (:mod:`mteb_stratified.core.hierarchy`), one row per unit of each level ℓ ≥ 1:
+  ``{level, id, children, clusters, label, mass, top_entities}`` (``children``: the ids of the
+  level below it holds; ``clusters``: its fine clusters).
 
 The metadata records how the artifact was built, for provenance only: an artifact may come from
 someone else, so reusing it never contacts an endpoint, uses a key or opens a path written in it
@@ -36,8 +40,8 @@ from .fingerprint import corpus_fingerprint
 
 __all__ = ["StructureArtifact", "ARTIFACT_FORMAT", "REQUEST_BOUNDS"]
 
-ARTIFACT_FORMAT = "mteb-stratified/structure/2"
-TABLES = ("entities", "doc_entities", "clusters", "doc_clusters")
+ARTIFACT_FORMAT = "mteb-stratified/structure/3"
+TABLES = ("entities", "doc_entities", "clusters", "doc_clusters", "cluster_levels")
 
 
 def _clean(value):
@@ -75,6 +79,8 @@ _FIELDS = {
     "doc_entities": {"doc_id": str, "entities": list},
     "clusters": {"id": int, "label": str, "mass": (int, float)},
     "doc_clusters": {"doc_id": str, "weights": dict},
+    "cluster_levels": {"level": int, "id": int, "children": list, "clusters": list,
+                       "label": str, "mass": (int, float)},
 }
 
 
@@ -162,7 +168,15 @@ def _row_problem(row, table: str) -> str | None:
             if not (_cluster_key(c) and _finite(w) and w >= 0):
                 return (f"doc_clusters weights must map cluster ids to finite numbers >= 0, "
                         f"got {c!r}: {w!r}")
-    if table == "clusters" and not (_finite(row["mass"]) and row["mass"] >= 0):
+    if table == "cluster_levels":
+        if row["level"] < 1 or row["id"] < 0:
+            return f"cluster_levels level must be >= 1 and id >= 0, got {row['level']}, {row['id']}"
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
+                   for c in row["children"] + row["clusters"]):
+            return "cluster_levels children and clusters must be lists of cluster ids >= 0"
+        if not (_finite(row["mass"]) and row["mass"] >= 0):
+            return f"cluster_levels 'mass' must be a finite number >= 0, got {row['mass']!r}"
+    if table in ("clusters", "cluster_levels") and not (_finite(row["mass"]) and row["mass"] >= 0):
         return f"clusters 'mass' must be a finite number >= 0, got {row['mass']!r}"
     if table == "entities" and "centrality" in row and not _finite(row["centrality"]):
         return f"entities 'centrality' must be a finite number, got {row['centrality']!r}"
@@ -238,6 +252,47 @@ def _check_metadata(metadata: dict, path: str) -> None:
         raise InputError(f"metadata.json: {problem}", source=path, fix=_REBUILD)
 
 
+def _tree_of(rows: list, n_clusters: int, source):
+    """The :class:`~mteb_stratified.core.hierarchy.ClusterTree` of ``cluster_levels`` rows."""
+    import numpy as np
+
+    from ..core.hierarchy import ClusterTree
+
+    if not rows:
+        if n_clusters > 1:
+            raise InputError("cluster_levels is empty but the artifact has "
+                             f"{n_clusters} clusters: the cluster tree is missing",
+                             source=source, fix=_REBUILD)
+        return ClusterTree.flat(max(n_clusters, 1))
+    by_level: dict = {}
+    for r in rows:
+        by_level.setdefault(int(r["level"]), []).append(r)
+    parents = []
+    below = n_clusters
+    for level in range(1, len(by_level) + 1):
+        units = sorted(by_level.get(level, []), key=lambda r: r["id"])
+        if not units or [r["id"] for r in units] != list(range(len(units))):
+            raise InputError(f"cluster_levels: level {level} is missing or its ids are not "
+                             "0..n-1", source=source, fix=_REBUILD)
+        p = np.full(below, -1, dtype=np.int64)
+        for r in units:
+            for c in r["children"]:
+                if c >= below or p[c] >= 0:
+                    raise InputError(f"cluster_levels: level {level} unit {r['id']} names "
+                                     f"child {c} that does not exist or has two parents",
+                                     source=source, fix=_REBUILD)
+                p[c] = r["id"]
+        if (p < 0).any():
+            raise InputError(f"cluster_levels: {int((p < 0).sum())} units of level "
+                             f"{level - 1} have no parent", source=source, fix=_REBUILD)
+        parents.append(p)
+        below = len(units)
+    try:
+        return ClusterTree(n_clusters, tuple(parents))
+    except InputError as exc:
+        raise InputError(f"cluster_levels: {exc.message}", source=source, fix=_REBUILD) from None
+
+
 class StructureArtifact:
     """The corpus map: entities, clusters, document -> cluster weights.
 
@@ -248,7 +303,8 @@ class StructureArtifact:
     """
 
     def __init__(self, metadata: dict, entities: list[dict], doc_entities: dict,
-                 clusters: list[dict], doc_cluster_weights: dict) -> None:
+                 clusters: list[dict], doc_cluster_weights: dict,
+                 cluster_levels: list[dict] | None = None) -> None:
         self.metadata = metadata
         self.entities = entities
         self.doc_entities = {d: set(v) for d, v in doc_entities.items()}
@@ -258,6 +314,8 @@ class StructureArtifact:
         self.cluster_mass = {int(c["id"]): float(c["mass"]) for c in clusters}
         self.cluster_labels = {int(c["id"]): str(c["label"]) for c in clusters}
         self.entity_cluster = {e["name"]: int(e["cluster"]) for e in entities}
+        self.cluster_levels = list(cluster_levels or [])
+        self._tree = None
         self._alias = {}
         for e in entities:
             for alias in e.get("aliases", ()):
@@ -276,6 +334,35 @@ class StructureArtifact:
     @property
     def n_clusters(self) -> int:
         return len(self.clusters)
+
+    @property
+    def cluster_tree(self):
+        """The :class:`~mteb_stratified.core.hierarchy.ClusterTree` of the clusters (from the
+        ``cluster_levels`` table; an artifact built in memory without one: the fine clusters
+        under one root).  A table that is not a tree is an :class:`InputError`."""
+        if self._tree is None:
+            from ..core.hierarchy import ClusterTree
+            self._tree = (_tree_of(self.cluster_levels, self.n_clusters, self._meta_path)
+                          if self.cluster_levels else ClusterTree.flat(max(self.n_clusters, 1)))
+        return self._tree
+
+    def unit_label(self, level: int, unit: int) -> str | None:
+        """The label of a unit of the cluster tree (level 0: a fine cluster)."""
+        if level == 0:
+            return self.cluster_labels.get(int(unit))
+        return self._units().get((int(level), int(unit)), {}).get("label")
+
+    def unit_mass(self, level: int, unit: int) -> float:
+        if level == 0:
+            return self.cluster_mass.get(int(unit), 0.0)
+        return float(self._units().get((int(level), int(unit)), {}).get("mass", 0.0))
+
+    def _units(self) -> dict:
+        cached = self.__dict__.get("_unit_rows")
+        if cached is None:
+            cached = {(int(r["level"]), int(r["id"])): r for r in self.cluster_levels}
+            self.__dict__["_unit_rows"] = cached
+        return cached
 
     @property
     def bins(self) -> dict:
@@ -446,6 +533,7 @@ class StructureArtifact:
                         ({"doc_id": d, "entities": sorted(self.doc_entities[d])}
                          for d in sorted(self.doc_entities)))
         _write_jsonl_gz(os.path.join(directory, "clusters.jsonl.gz"), self.clusters)
+        _write_jsonl_gz(os.path.join(directory, "cluster_levels.jsonl.gz"), self.cluster_levels)
         _write_jsonl_gz(os.path.join(directory, "doc_clusters.jsonl.gz"),
                         ({"doc_id": d, "weights": {str(c): w for c, w in
                                                    sorted(self.doc_cluster_weights[d].items())}}
@@ -470,8 +558,9 @@ class StructureArtifact:
         if found != ARTIFACT_FORMAT:
             older = isinstance(found, str) and found.startswith("mteb-stratified/structure/")
             what = (f"a structure artifact of an older format ({found}); this version reads "
-                    f"{ARTIFACT_FORMAT} (generic phrases left out of the clusters, idf-weighted "
-                    "m_d(c), stratum weights by the argmax rule, the new Δ/J cut-points)"
+                    f"{ARTIFACT_FORMAT}, which adds the cluster tree that strata are estimated "
+                    "on (cluster_levels.jsonl.gz: clusters merged until each stratum holds "
+                    "enough queries to test); it cannot be derived from the older files"
                     if older else f"unknown artifact format {found!r}")
             raise InputError(what, source=meta_path,
                              fix="rebuild it from its corpus: `mteb-stratified structure --corpus "
@@ -482,8 +571,10 @@ class StructureArtifact:
         entities, clusters = tables["entities"], tables["clusters"]
         doc_entities = {r["doc_id"]: r["entities"] for r in tables["doc_entities"]}
         weights = {r["doc_id"]: r["weights"] for r in tables["doc_clusters"]}
-        art = cls(metadata, entities, doc_entities, clusters, weights)
+        art = cls(metadata, entities, doc_entities, clusters, weights, tables["cluster_levels"])
         art._meta_path = meta_path
+        art._tree = _tree_of(art.cluster_levels, art.n_clusters,
+                             os.path.join(directory, "cluster_levels.jsonl.gz"))
         if corpus is not None:
             art.check_corpus(corpus, source=directory)
         return art

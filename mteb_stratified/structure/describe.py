@@ -33,17 +33,47 @@ class StructureTables:
     no_weights: list         # documents without cluster weight
     reasons: dict            # ... and why
     abbreviations: dict      # corpus abbreviations: short -> long
+    levels: list = ()        # the cluster tree's units above the fine clusters (level ≥ 1)
 
 
-def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> StructureTables:
-    """The tables of a built structure (module docstring)."""
+def level_rows(tree, labels, strength, freq, names, mass: dict) -> list:
+    """One row per unit of the cluster tree above level 0: ``{level, id, children, clusters,
+    label, mass, top_entities}`` (``children``: the level below's units it holds; ``clusters``:
+    its fine clusters; top entities and label by the fine clusters' rule, :mod:`.labels`)."""
+    from .labels import cluster_top_entities
+
+    labels = np.asarray(labels)
+    rows = []
+    for level in range(1, tree.n_levels):
+        unit = tree.ancestors(level)
+        node_unit = np.where(labels >= 0, unit[np.maximum(labels, 0)], -1)
+        top = cluster_top_entities(node_unit, strength, freq, names, top=10)
+        parent = tree.parents[level - 1]
+        for u in range(tree.n_units(level)):
+            fine = np.flatnonzero(unit == u).tolist()
+            rows.append({"level": level, "id": u,
+                         "children": np.flatnonzero(parent == u).tolist(),
+                         "clusters": fine, "label": " / ".join(top.get(u, [])[:3]),
+                         "mass": float(sum(mass[c] for c in fine)),
+                         "top_entities": top.get(u, [])})
+    return rows
+
+
+def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg, tree=None,
+             docs=None) -> StructureTables:
+    """The tables of a built structure (module docstring); ``tree``: the cluster tree
+    (:mod:`.hierarchy`; None: the fine clusters under one root); ``docs``: the document map
+    (:mod:`.documents`), whose clusters give every document m_d(c) = 1 for its own."""
     from .labels import cluster_top_entities, within_cluster_strength
     from .weights import cluster_mass
 
     labels, n_clusters = clusters.labels, clusters.n_clusters
     names = linked.node_names
     n_nodes = len(names)
-    weights, mass, own = doc_strata(texts, linked, labels, n_clusters, cfg)
+    if docs is None:
+        weights, mass, own = doc_strata(texts, linked, labels, n_clusters, cfg)
+    else:
+        weights, mass, own = document_map_strata(texts, docs)
     membership = cluster_mass(weights, len(texts), n_clusters)
     strength = within_cluster_strength(n_nodes, linked.lo, linked.hi, linked.weight, labels)
     freq = [linked.node_doc_freq[nm] for nm in names]
@@ -78,8 +108,12 @@ def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg) -> Structure
             votes.setdefault(short, Counter())[long.lower()] += 1
     abbreviations = {s: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                      for s, v in sorted(votes.items()) if sum(v.values()) >= 2}
+    if tree is None:
+        from ..core.hierarchy import ClusterTree
+        tree = ClusterTree.flat(max(n_clusters, 1))
+    levels = level_rows(tree, labels, strength, freq, names, mass) if n_clusters else []
     return StructureTables(entity_rows, cluster_rows, weights, mass, own, no_weights, reasons,
-                           abbreviations)
+                           abbreviations, levels)
 
 
 def doc_strata(texts: dict, linked, labels, n_clusters: int, cfg) -> tuple[dict, dict, dict]:
@@ -96,6 +130,27 @@ def doc_strata(texts: dict, linked, labels, n_clusters: int, cfg) -> tuple[dict,
         weights = doc_cluster_weights(doc_sets, entity_cluster)
     mass, own = stratum_weights(weights, sorted(texts), n_clusters)
     return weights, mass, own
+
+
+def document_map_strata(texts: dict, docs) -> tuple[dict, dict, dict]:
+    """m_d(c) = 1 for each document's own cluster, the stratum weights and own strata."""
+    from .weights import stratum_weights
+
+    weights = {d: {int(c): 1.0} for d, c in zip(docs.doc_ids, docs.labels.tolist()) if c >= 0}
+    mass, own = stratum_weights(weights, sorted(texts), docs.n_clusters)
+    return weights, mass, own
+
+
+def document_seed_stability(texts: dict, docs, cfg) -> dict:
+    """ARI of the documents' clusters between this build and the consensus with seed + 1."""
+    from .documents import cluster_documents
+    from .quality import adjusted_rand
+
+    other = cluster_documents(texts, cfg, docs.embeddings, seed=cfg.seed + 1)
+    keep = (docs.labels >= 0) & (other.labels >= 0)
+    return {"seed_ari": float(adjusted_rand(docs.labels[keep], other.labels[keep])),
+            "seeds": [cfg.seed, cfg.seed + 1], "docs": int(keep.sum()),
+            "clusters_other_seed": other.n_clusters}
 
 
 def seed_stability(texts: dict, linked, tables: StructureTables, cfg) -> dict:
@@ -179,11 +234,16 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
                                   "reasons": tables.reasons},
         "extraction_failures": {"count": len(failures), "docs": failures},
         "abbreviations": tables.abbreviations,
+        "clusters": cfg.clusters,
         "definitions": {
-            "doc_cluster_weight": "m_d(c) = sum of ln(N/df(e)) over d's distinct clustered "
+            "doc_cluster_weight": "m_d(c) = 1 for the document's own cluster (document map)"
+                                  if cfg.clusters == "documents" else
+                                  "m_d(c) = sum of ln(N/df(e)) over d's distinct clustered "
                                   "entities e in c, over the same sum for all of d's clustered "
                                   "entities" if cfg.idf_weights else
                                   "m_d(c) = share of d's distinct clustered entities in c",
+            "cluster_tree": "Ward's linkage of the clusters' mean embeddings (entities 'name: "
+                            "context', or documents), cut at ceil(C / 2^l) units per level l",
             "cluster_mass": "stratum weight: |{d : argmax_c m_d(c) = c}| / |D| over all "
                             "documents (ties by the hash rule), counted as queries are assigned",
             "membership_mass": "sum_d m_d(c) / |D| over all documents",

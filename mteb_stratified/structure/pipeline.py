@@ -10,7 +10,8 @@
 2. :mod:`.vocabulary` — the names to cluster (document-frequency filter, corpus stop-entities,
    the generic-phrase test of :mod:`.specificity`) and their embeddings with context;
 3. :mod:`.linking` — near-duplicate merge and the k-NN entity graph;
-4. :mod:`.clustering` — Leiden, small clusters dissolved;
+4. :mod:`.clustering` — Leiden, small clusters dissolved; :mod:`.hierarchy` — the cluster
+   tree (Ward's linkage of the clusters' centroids, cut level by level);
 5. :mod:`.describe` — document weights m_d(c), corpus mass, labels, the tables and metadata.
 
 To add an extractor: implement the protocol in :mod:`.extractors` and register it in
@@ -31,7 +32,10 @@ from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION
 
-__all__ = ["StructureConfig", "build_structure", "BuildReport"]
+__all__ = ["StructureConfig", "build_structure", "BuildReport", "CLUSTER_MAPS"]
+
+#: What the structure clusters: the entity graph (the paper's map), or the documents.
+CLUSTER_MAPS = ("entities", "documents")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class StructureConfig:
     """Every setting of the structure pipeline (all stored in the artifact)."""
 
     extractor: str = "offline"
+    clusters: str = "documents"              # what is clustered: documents, or entities
     extractor_params: dict = field(default_factory=dict)
     embedding_model: str | None = None       # None: packaged all-MiniLM-L6-v2
     k: int = 10                              # neighbours per entity
@@ -54,6 +59,7 @@ class StructureConfig:
     idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
     resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
+    document_resolution: float = 1.0         # Leiden resolution of the document map
     seed: int = 0
     n_iterations: int = -1
     leiden_split_above: int | None = 50_000  # larger graphs: Leiden by batches of components
@@ -74,6 +80,9 @@ class StructureConfig:
             (self.min_doc_freq >= 1, "min_doc_freq must be >= 1", "e.g. 2"),
             (0.0 < self.max_doc_share <= 1.0, "max_doc_share must be in (0, 1]", "e.g. 0.1"),
             (self.resolution > 0, "resolution must be > 0", "e.g. 1.0"),
+            (self.document_resolution > 0, "document_resolution must be > 0", "e.g. 1.0"),
+            (self.clusters in CLUSTER_MAPS, f"unknown cluster map {self.clusters!r}",
+             f"choose one of {', '.join(CLUSTER_MAPS)}"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
             (self.consensus_runs >= 1, "consensus_runs must be >= 1", "e.g. 10"),
             (0.0 < self.consensus_threshold <= 1.0, "consensus_threshold must be in (0, 1]",
@@ -132,8 +141,8 @@ def _check_extracted(rows: dict, work: str | None) -> None:
                 "for the failed documents")
 
 
-def _quality(texts: dict, vocab, linked, tables, cfg) -> dict:
-    from .describe import seed_stability
+def _quality(texts: dict, vocab, linked, tables, cfg, docs=None) -> dict:
+    from .describe import document_seed_stability, seed_stability
     from .quality import cluster_quality
     from .specificity import GenericTest, WordStats
 
@@ -141,9 +150,20 @@ def _quality(texts: dict, vocab, linked, tables, cfg) -> dict:
     test = vocab.generic_test or GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
                                              min_doc_share=cfg.generic_min_doc_share)
     out = cluster_quality(tables.clusters, tables.entities, linked.doc_entities, texts,
-                          generic_test=test)
-    out.update(seed_stability(texts, linked, tables, cfg))
+                          generic_test=test, levels=tables.levels)
+    out.update(seed_stability(texts, linked, tables, cfg) if docs is None
+               else document_seed_stability(texts, docs, cfg))
     return out
+
+
+def _tree(vocab, linked, clusters, emb):
+    """The cluster tree (:mod:`.hierarchy`) from the entities' embeddings (with context, the
+    ones that linked the graph)."""
+    from .hierarchy import cluster_tree
+
+    row = {n: i for i, n in enumerate(vocab.names)}
+    node_emb = emb[[row[n] for n in linked.node_names]] if linked.node_names else emb[:0]
+    return cluster_tree(clusters.labels, node_emb, clusters.n_clusters)
 
 
 def build_structure(corpus: dict, config: StructureConfig | None = None, *,
@@ -218,22 +238,36 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
         graph_emb = timed("embed", embed_vocabulary, vocab.names, cfg, work, progress,
                           vocab.description, engine)
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
-    clusters = timed("leiden", cluster_entities, linked.graph, cfg)
+    docs = None
+    if cfg.clusters == "documents":
+        from .documents import cluster_documents, embed_documents, entity_clusters
+        doc_emb = timed("embed", embed_documents, texts, cfg, work, engine)
+        docs = timed("leiden", cluster_documents, texts, cfg, doc_emb)
+        clusters = entity_clusters(docs, linked)
+    else:
+        clusters = timed("leiden", cluster_entities, linked.graph, cfg)
     if clusters.n_clusters < 1:
         raise InputError(
             f"no cluster of at least {cfg.min_cluster_size} entities in {len(texts)} documents "
             f"({len(vocab.names)} entities passed the filters)",
             fix="give a larger corpus, or lower --min-doc-freq / --min-cluster-size, raise "
                 "--max-doc-share, or lower --threshold")
-    tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg)
-    quality = timed("quality", _quality, texts, vocab, linked, tables, cfg)
+    if docs is not None:
+        from .hierarchy import cluster_tree
+        tree = timed("tree", cluster_tree, docs.labels, docs.embeddings, docs.n_clusters)
+    else:
+        tree = timed("tree", _tree, vocab, linked, clusters,
+                     graph_emb if graph_emb is not None else emb)
+    tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg, tree,
+                   docs)
+    quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,
                               fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
                               linked=linked, clusters=clusters, tables=tables,
                               artifact_format=ARTIFACT_FORMAT,
                               normaliser_version=NORMALISER_VERSION)
     artifact = StructureArtifact(metadata, tables.entities, linked.doc_entities, tables.clusters,
-                                 tables.weights)
+                                 tables.weights, tables.levels)
     artifact.set_extractor(extractor)
     if out is not None:
         artifact.save(out)

@@ -12,6 +12,13 @@ the ones that carry its mass, as a topic model's top words do.
       NPMI(e, f) = ln(p(e, f) / (p(e) p(f))) / (−ln p(e, f)),   −1 when p(e, f) = 0
 
   averaged over the pairs of a cluster, then over clusters weighted by stratum weight;
+* **grab-bag mass share**: the share of the stratum weight in clusters whose top entities
+  co-occur in documents no more than independent ones would (mean NPMI ≤ 0): "blood / mutant /
+  mitosis / organ / reason".  Measured on the documents, not by the rule that built the
+  clusters, so it is not 0 by construction (the generic mass share is, when generic phrases
+  are left out of the clusters: then it only checks the filter);
+* the same NPMI and grab-bag share for every **level of the cluster tree** (its units' top
+  entities, weighted by their stratum weight): the coherence of the strata a report shows;
 * **seed stability**: the adjusted Rand index (Hubert & Arabie 1985) of the document → own
   stratum assignment between Leiden runs with two seeds;
 * the **heaviest clusters** with their labels, weights, NPMI and generic share.
@@ -24,7 +31,7 @@ import math
 import numpy as np
 
 __all__ = ["adjusted_rand", "npmi", "cluster_quality", "top_entities", "GENERIC_TOP",
-           "GENERIC_SHARE"]
+           "GENERIC_SHARE", "coherence"]
 
 #: Top entities judged per cluster, and the generic share from which a cluster is generic.
 GENERIC_TOP = 10
@@ -83,8 +90,20 @@ def top_entities(entities: list, top: int = GENERIC_TOP) -> dict:
     return {c: [n for _, n in sorted(v)[:top]] for c, v in by.items()}
 
 
+def coherence(units, doc_sets: dict, n_docs: int) -> dict:
+    """Weighted NPMI and grab-bag share of ``units`` (``(top entities, weight)`` pairs)."""
+    scored = [(npmi(top, doc_sets, n_docs), float(w)) for top, w in units]
+    scored = [(v, w) for v, w in scored if not math.isnan(v)]
+    total = sum(w for _, w in scored)
+    if not total:
+        return {"npmi_weighted": float("nan"), "grab_bag_mass_share": float("nan"), "units": 0}
+    return {"npmi_weighted": sum(v * w for v, w in scored) / total,
+            "grab_bag_mass_share": sum(w for v, w in scored if v <= 0) / total,
+            "units": len(scored)}
+
+
 def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: dict, *,
-                    generic_test=None, heaviest: int = 15) -> dict:
+                    generic_test=None, heaviest: int = 15, levels: list = ()) -> dict:
     """The quality figures of a structure's clusters (JSON-ready; module docstring).
 
     ``clusters``: the clusters table rows (``id``, ``label``, ``mass``); ``entities``: the
@@ -113,7 +132,16 @@ def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: d
     scored = [r for r in rows if not math.isnan(r["npmi"])]
     wsum = sum(r["mass"] for r in scored)
     rows_by_mass = sorted(rows, key=lambda r: (-r["mass"], r["id"]))
+    by_level: dict = {}
+    for r in levels:
+        by_level.setdefault(int(r["level"]), []).append((r.get("top_entities", []), r["mass"]))
+    tree = {str(lvl): coherence(units, doc_sets, n_docs) | {"n_units": len(units)}
+            for lvl, units in sorted(by_level.items())}
+    grab = coherence([(tops.get(int(c["id"]), []), c["mass"]) for c in clusters], doc_sets,
+                     n_docs)
     return {
+        "grab_bag_mass_share": grab["grab_bag_mass_share"],
+        "levels": tree,
         "generic_mass_share": (sum(r["mass"] for r in rows if r["generic"]) / total
                                if total else 0.0),
         "npmi_weighted": (sum(r["mass"] * r["npmi"] for r in scored) / wsum if wsum
@@ -124,8 +152,10 @@ def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: d
         "rule": (f"generic cluster: at least {GENERIC_SHARE:.0%} of its {GENERIC_TOP} top "
                  f"entities are generic phrases (every word with RIDF < "
                  f"{generic_test.max_ridf} bits and in >= {generic_test.min_doc_share:.0%} of "
-                 "the documents); top entities: the 10 in the most documents; NPMI over the "
-                 "corpus documents, weighted by stratum weight"),
+                 "the documents; 0 by construction when generic phrases are left out of the "
+                 "clusters); top entities: the 10 in the most documents; NPMI over the corpus "
+                 "documents, weighted by stratum weight; grab bag: mean NPMI <= 0; levels: the "
+                 "cluster tree's units"),
         "heaviest": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
                      for r in rows_by_mass[:heaviest]],
     }

@@ -22,7 +22,9 @@ def small_corpus():
 @pytest.fixture(scope="session")
 def small_config():
     from mteb_stratified.structure.pipeline import StructureConfig
-    return StructureConfig(min_doc_freq=2, max_doc_share=0.25, chunk_size=16)
+    # the entity map: these tests check its definitions (test_documents_map.py: the other)
+    return StructureConfig(min_doc_freq=2, max_doc_share=0.25, chunk_size=16,
+                           clusters="entities")
 
 
 @pytest.fixture(scope="session")

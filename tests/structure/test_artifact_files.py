@@ -35,7 +35,7 @@ def test_a_saved_artifact_loads_and_leaves_no_temp_file(tmp_path):
     assert art.doc_cluster_weights == {"d1": {0: 1.0}, "d2": {}}
     assert sorted(os.listdir(folder)) == sorted(
         ["metadata.json", "entities.jsonl.gz", "doc_entities.jsonl.gz", "clusters.jsonl.gz",
-         "doc_clusters.jsonl.gz"])
+         "doc_clusters.jsonl.gz", "cluster_levels.jsonl.gz"])
 
 
 META_CASES = [

@@ -20,7 +20,14 @@ def test_bundled_artifact_matches_the_bundled_corpus():
     art = StructureArtifact.load(FOLDER, corpus=data.corpus)
     assert art.metadata["corpus"]["n_docs"] == len(data.corpus) == 3633
     assert art.metadata["extractor"]["name"] == "offline-spacy-noun-chunks"
-    assert 50 <= art.n_clusters <= 500
+    assert art.metadata["clusters"] == "documents"
+    assert 10 <= art.n_clusters <= 500
+    tree = art.cluster_tree
+    assert tree.n_clusters == art.n_clusters and tree.n_units(tree.n_levels - 1) == 1
+    for level in range(1, tree.n_levels):   # each level's units hold all the mass
+        units = [r for r in art.cluster_levels if r["level"] == level]
+        assert sum(r["mass"] for r in units) == pytest.approx(sum(art.cluster_mass.values()))
+    assert art.metadata["quality"]["grab_bag_mass_share"] < 0.6
     missing = art.metadata["docs_without_clusters"]
     assert len(art.doc_cluster_weights) + missing["count"] == len(data.corpus)
     assert math.isclose(sum(art.cluster_mass.values()),

@@ -1,0 +1,93 @@
+"""The document map (``structure --clusters documents``): clusters of documents, not entities.
+
+Each document (``title. text``) is embedded with the structure's embedding model (the packaged
+all-MiniLM-L6-v2 by default; cached in the work folder), linked to its ``k`` nearest documents
+(exact cosine; a neighbour at cosine ≤ 0 is no link: Leiden takes no negative weight), and
+the graph is clustered by the same consensus
+Leiden as the entity map (:mod:`.clustering`) at ``document_resolution``; every community is a
+cluster (none is dissolved, so every document has a stratum).  Then, with the same tables as
+the entity map:
+
+* m_d(c) = 1 for the document's own cluster (a document is in one cluster);
+* an entity's cluster is the one holding most of the documents it occurs in (ties by the hash
+  rule of :func:`mteb_stratified.core.strata.argmax_rows`): the clusters' top entities, labels
+  and NPMI come from it, J and Δ are computed as for the entity map;
+* the cluster tree is Ward's linkage of the clusters' mean document embeddings (:mod:`.hierarchy`).
+
+Measured against the entity map on NFCorpus dev (power of the strata tests and coherence):
+README "Strata with power".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fingerprint import settings_hash
+
+__all__ = ["DocumentClusters", "embed_documents", "cluster_documents", "entity_clusters"]
+
+
+@dataclass(frozen=True)
+class DocumentClusters:
+    """Each document's cluster (``doc_ids`` sorted), the embeddings and the fitted Leiden."""
+
+    doc_ids: list
+    labels: np.ndarray
+    n_clusters: int
+    embeddings: np.ndarray
+    leiden: object
+
+
+def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
+    """Unit embeddings of every document text (sorted ids), cached in ``work``."""
+    from .embed import cached_array
+
+    ids = sorted(texts)
+    inputs = [texts[d] for d in ids]
+    key = settings_hash({"model": cfg.embedding_model, "documents": inputs})
+    path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
+    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, 64))
+
+
+def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None):
+    """Consensus Leiden of the documents' k-NN graph (module docstring)."""
+    from .clustering import cluster_entities
+    from .graph import knn_edges, to_igraph
+
+    ids = sorted(texts)
+    edges = knn_edges(np.ascontiguousarray(emb, dtype=np.float32), k=cfg.k, threshold=0.0,
+                      exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
+    graph = to_igraph(len(ids), edges.src, edges.dst, edges.weight)
+    run = dataclasses.replace(cfg, resolution=cfg.document_resolution, min_cluster_size=1,
+                              seed=cfg.seed if seed is None else seed)
+    clusters = cluster_entities(graph, run)
+    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, emb, clusters.leiden)
+
+
+def entity_clusters(docs: DocumentClusters, linked):
+    """An :class:`~.clustering.EntityClusters` of the entities: each node in the cluster that
+    holds most of its documents (module docstring), the documents' Leiden as its estimator."""
+    from scipy import sparse
+
+    from ..core.strata import argmax_rows
+    from .clustering import EntityClusters
+
+    node = {n: i for i, n in enumerate(linked.node_names)}
+    doc_cluster = dict(zip(docs.doc_ids, docs.labels.tolist()))
+    rows, cols = [], []
+    for d in docs.doc_ids:
+        c = doc_cluster[d]
+        for name in linked.doc_entities.get(d, ()):
+            i = node.get(name)
+            if i is not None and c >= 0:
+                rows.append(i)
+                cols.append(c)
+    counts = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)),
+                               shape=(len(linked.node_names), max(docs.n_clusters, 1)))
+    counts.sum_duplicates()
+    labels = argmax_rows(counts, linked.node_names)
+    return EntityClusters(labels, docs.n_clusters, docs.leiden)

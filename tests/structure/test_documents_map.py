@@ -1,0 +1,75 @@
+"""The document map (``structure --clusters documents``, the default): its definitions on a
+small NFCorpus subset."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def doc_built(tmp_path_factory, small_corpus, small_config):
+    pytest.importorskip("spacy")
+    pytest.importorskip("sentence_transformers")
+    from mteb_stratified.structure.pipeline import build_structure
+
+    cfg = dataclasses.replace(small_config, clusters="documents")
+    out = str(tmp_path_factory.mktemp("docmap") / "art")
+    return out, build_structure(small_corpus, cfg, out=out), cfg
+
+
+def test_the_document_map_is_the_default():
+    from mteb_stratified.structure.pipeline import StructureConfig
+
+    assert StructureConfig().clusters == "documents"
+
+
+def test_every_document_is_in_one_cluster(doc_built, small_corpus):
+    _, art, _ = doc_built
+    assert art.metadata["clusters"] == "documents"
+    assert set(art.doc_cluster_weights) == set(small_corpus)
+    assert all(list(w.values()) == [1.0] for w in art.doc_cluster_weights.values())
+    share = np.bincount([next(iter(w)) for w in art.doc_cluster_weights.values()],
+                        minlength=art.n_clusters) / len(small_corpus)
+    assert [art.cluster_mass[c] for c in range(art.n_clusters)] == pytest.approx(share)
+
+
+def test_an_entity_belongs_to_the_cluster_of_most_of_its_documents(doc_built):
+    _, art, _ = doc_built
+    doc_cluster = {d: next(iter(w)) for d, w in art.doc_cluster_weights.items()}
+    checked = 0
+    for row in art.entities:
+        counts = np.bincount([doc_cluster[d] for d, ents in art.doc_entities.items()
+                              if row["name"] in ents], minlength=art.n_clusters)
+        if counts.sum():
+            assert counts[row["cluster"]] == counts.max()
+            checked += 1
+    assert checked > 50
+
+
+def test_the_tree_the_quality_and_a_second_seed(doc_built):
+    out, art, _ = doc_built
+    tree = art.cluster_tree
+    assert tree.n_clusters == art.n_clusters and tree.n_units(tree.n_levels - 1) == 1
+    q = art.metadata["quality"]
+    assert 0 <= q["grab_bag_mass_share"] <= 1 and -1 <= q["npmi_weighted"] <= 1
+    assert -1 <= q["seed_ari"] <= 1 and q["seeds"] == [0, 1]
+    assert set(q["levels"]) == {str(lvl) for lvl in range(1, tree.n_levels)}
+
+
+def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):
+    """Deterministic: the same embeddings and seed give the same clusters (the whole build's
+    byte identity is tests/structure/test_pipeline.py's, on the entity map)."""
+    from mteb_stratified.io.corpus_text import doc_text
+    from mteb_stratified.structure.documents import cluster_documents, embed_documents
+    from mteb_stratified.structure.engine import LocalEngine
+
+    texts = {d: doc_text(small_corpus[d]) for d in sorted(small_corpus)}
+    cfg = dataclasses.replace(small_config, clusters="documents")
+    emb = embed_documents(texts, cfg, None, LocalEngine())
+    a = cluster_documents(texts, cfg, emb)
+    b = cluster_documents(texts, cfg, emb)
+    assert a.labels.tolist() == b.labels.tolist() and a.n_clusters == b.n_clusters
+    assert (a.labels >= 0).all()
