@@ -114,19 +114,23 @@ def run(args: argparse.Namespace) -> int:
     md = output_file(os.path.splitext(args.out)[0] + ".md", option="the .md summary next to -o")
     systems = collect_systems(args)
     from ..report import build_report, to_markdown, write_html
-    from ..stratification import stability_summary, stratified_summary
+    from ..stratification import paired_summary, stability_summary, stratified_summary
     from ..report.html import require_matplotlib
 
     require_matplotlib()  # a missing [plots] extra fails now, before the work
 
     art, data, strata = load_context(args)
+    art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
     values = {name: load(data.qrels) for name, load in systems}
+    grain = {"min_queries": args.min_queries, "level": args.level}
     summaries = {n: stratified_summary(v, strata, art, measure=args.measure, scheme=args.scheme,
                                        n_min=args.n_min, n_resamples=args.resamples,
-                                       seed=args.seed) for n, v in values.items()}
-    stability = (stability_summary(values, strata, art, scheme=args.scheme)
+                                       seed=args.seed, **grain) for n, v in values.items()}
+    stability = (stability_summary(values, strata, art, scheme=args.scheme, **grain)
                  if len(values) >= 2 else None)
-    report = build_report(summaries, stability, title=args.title)
+    pairs = paired_summary(values, strata, art, scheme=args.scheme, n_min=args.n_min,
+                           n_resamples=args.resamples, seed=args.seed, **grain)
+    report = build_report(summaries, stability, pairs, title=args.title)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_html(report, args.out)
     with atomic_write(md, encoding="utf-8") as fh:

@@ -4,14 +4,17 @@ The HTML inlines every plot as SVG drawn with matplotlib's SVG backend (no netwo
 JavaScript) and reads top to bottom as a practitioner would ask:
 
 1. a setup table (queries, clusters, the corpus' fixed Δ/J cut-points, settings);
-2. **what this says**, in plain words: coverage gaps, whether the strata differ beyond chance
-   (a permutation test against random strata of the same sizes, Holm-corrected per stratum),
-   and whether the ranking of the systems is stable;
+2. **what this says**, in plain words, the paired question first: where one system beats
+   another beyond chance (per-stratum sign-flip tests, and whether the gap varies across strata
+   more than across random strata of the same sizes), with the smallest gap these queries
+   could have seen; then coverage gaps, whether each system's strata differ beyond chance,
+   whether J adds to lexical overlap, and whether the ranking is stable;
 3. a glossary (MSC, SCC, Δ, J, pooled, macro, corpus-weighted, expected, range, bias);
 4. coverage (table, coverage map, gaps), estimates, the heterogeneity test, per-stratum scores
    with intervals bounded to the metric's range, Δ×J heatmaps, decision stability and ties.
 
-Strata are labelled by their cluster's label everywhere (``c12 · cancer / tumor``).  Every
+Evaluated strata are named by their unit of the cluster tree and its label
+(``L5.0 (rest) · cancer / cardiovascular disease``; a fine cluster ``c12 · cancer / tumor``).  Every
 string that comes from the user or the data (system names, titles, labels) is escaped in HTML
 and drawn as plain text (no mathtext) in the plots.  Figures are built on
 ``matplotlib.figure.Figure`` directly, inside ``matplotlib.rc_context``: no backend switch, no
@@ -26,7 +29,7 @@ import re
 import textwrap
 
 __all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
-           "GLOSSARY", "md_cell", "stratum_name", "require_matplotlib"]
+           "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib"]
 
 #: No mathtext, no TeX: a user string (``$\foo^$``) is drawn as the plain text it is.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_math": False,
@@ -34,12 +37,20 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_ma
 
 #: Terms the report uses, in plain words (shown in the HTML and the Markdown).
 GLOSSARY = (
-    ("cluster", "a group of related entities (terms) found in the corpus documents, from the "
-                "entity graph clustered with Leiden; a document belongs to the cluster that "
-                "holds most of its (idf-weighted) entities, and a cluster's corpus mass is the "
-                "share of documents that belong to it."),
-    ("stratum", "the queries whose relevant documents sit mostly in one cluster (the query's "
-                "primary cluster); scheme 'cell' splits each cluster by Δ and J bins."),
+    ("cluster", "a group of related documents of the corpus: documents clustered with Leiden "
+                "(the default map), or the documents holding most of a group of related "
+                "entities (the entity map); a cluster's corpus mass is the share of documents "
+                "that belong to it."),
+    ("stratum", "the queries whose relevant documents sit mostly in one region of the corpus: "
+                "a query belongs to the cluster holding most of its relevant documents' mass, "
+                "and clusters are merged along the cluster tree until every evaluated stratum "
+                "holds at least --min-queries queries (L5.0: unit 0 of tree level 5; '(rest)': "
+                "without its sub-units that are strata of their own); scheme 'cell' splits "
+                "each stratum by Δ and J bins."),
+    ("minimum detectable effect", "the smallest gap, added to one system in strata holding "
+                                  "20% of the queries, that a test finds 8 times in 10 with "
+                                  "these queries (simulated on their own scores); a smaller "
+                                  "gap may exist unseen."),
     ("MSC", "Minimum Semantic Coverage: the share of clusters that hold at least one query."),
     ("SCC", "Sufficient Corpus Coverage: the share of the corpus mass in clusters that hold at "
             "least n_min queries."),
@@ -47,8 +58,12 @@ GLOSSARY = (
                        "are (mean distance between two of them: 0 = alike); binned Low/Med/High "
                        "at cut-points fixed per corpus; N/A with one relevant document."),
     ("J (alignment)", "the share of the query's entities that a relevant document contains, "
-                      "averaged over its relevant documents; binned Low/Med/High at cut-points "
-                      "fixed per corpus; N/A for a query without entities."),
+                      "averaged over its relevant documents (by default over concepts: an "
+                      "entity counts as found when the document has one with a near-identical "
+                      "embedding); binned Low/Med/High at cut-points fixed per corpus; N/A for a "
+                      "query without entities."),
+    ("lexical containment", "the same share for the query's words: J is reported next to it, "
+                            "to show whether the entities add anything the words do not."),
     ("pooled", "the plain mean over queries (what a leaderboard reports)."),
     ("macro", "the mean of the stratum means: every stratum counts the same."),
     ("corpus-weighted (post-stratified)", "stratum means weighted by each cluster's share of "
@@ -59,17 +74,19 @@ GLOSSARY = (
     ("bias", "the stock tie-oblivious score (ties broken by doc id, as trec_eval, pytrec_eval "
              "and MTEB do) − expected."),
     ("beyond chance", "compared with random strata of the same sizes (the same queries, labels "
-                      "shuffled): a permutation p-value ≤ 0.05, Holm-corrected when single "
-                      "strata are tested."),
+                      "shuffled): a permutation p-value ≤ 0.05, Westfall–Young-corrected when "
+                      "single strata are tested; 'A beats B in a stratum' is a sign-flip test of "
+                      "the per-query differences, corrected the same way."),
 )
 
 
-def build_report(summaries: dict, stability: dict | None = None, *,
-                 title: str | None = None) -> dict:
-    """Bundle per-system ``strata`` blocks (``{system: block}``) and the stability summary."""
+def build_report(summaries: dict, stability: dict | None = None, pairs: dict | None = None,
+                 *, title: str | None = None) -> dict:
+    """Bundle per-system ``strata`` blocks (``{system: block}``), the stability summary and
+    the paired summary (:func:`mteb_stratified.stratification.paired_summary`)."""
     first = next(iter(summaries.values()))
     return {"title": title or f"Stratified evaluation ({first['measure']})",
-            "systems": summaries, "stability": stability}
+            "systems": summaries, "stability": stability, "pairs": pairs}
 
 
 def _fmt(x, nd=4, *, signed: bool = False) -> str:
@@ -95,6 +112,16 @@ def stratum_name(stratum, label, width: int = 42) -> str:
         head = f"c{c}" + (f" {d} Δ {j} J" if d is not None else "")
     else:
         head = f"c{stratum}"
+    return f"{head} · {_short(label, width)}" if label else head
+
+
+def evaluated_name(row, width: int = 42) -> str:
+    """An evaluated stratum's name: ``L5.0 (rest) · cancer / …`` (a cell adds its Δ and J)."""
+    head = row.get("name") or f"s{row['stratum']}"
+    st = row.get("stratum")
+    if isinstance(st, (list, tuple)) and st[1] not in ("all", None):
+        head += f" {st[1]} Δ {st[2]} J"
+    label = row.get("label")
     return f"{head} · {_short(label, width)}" if label else head
 
 
@@ -155,7 +182,7 @@ def _heatmaps(block, max_clusters=6) -> str:
     cells = [c for c in block["cells"] if c["n_queries"] >= block["settings"]["n_min"]]
     cells = cells[:max_clusters]
     if not cells:
-        return "<p>No cluster holds enough queries for a Δ×J heatmap.</p>"
+        return "<p>No stratum holds enough queries for a Δ×J heatmap.</p>"
     import numpy as np
     d_levels = block["levels"]
     j_levels = block.get("alignment_levels", d_levels)
@@ -179,7 +206,7 @@ def _heatmaps(block, max_clusters=6) -> str:
             ax.set_yticks(range(len(d_levels)), d_levels, fontsize=7)
             ax.set_xlabel("alignment J", fontsize=8)
             ax.set_ylabel("dispersion Δ", fontsize=8)
-            title = textwrap.fill(stratum_name(c["cluster"], c["label"], 60), 34)
+            title = textwrap.fill(evaluated_name(c, 60), 34)
             ax.set_title(f"{title}\n(n = {c['n_queries']})", fontsize=8)
     return _figure(draw, (3.9 * ncols, 3.9 * nrows))
 
@@ -208,7 +235,7 @@ def _per_stratum_plot(report) -> str:
                 hi.append(r["ci_high"] - r["expected"])
             ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, label=str(name))
         ax.set_yticks(range(len(rows)),
-                      [f"{stratum_name(r['stratum'], r['label'])} (n={r['n']})" for r in rows],
+                      [f"{evaluated_name(r)} (n={r['n']})" for r in rows],
                       fontsize=7)
         ax.set_xlim(-0.02, 1.02)
         ax.invert_yaxis()
@@ -255,20 +282,92 @@ def _has_split_half(sh) -> bool:
                             for k in ("r", "null_r", "p_value"))
 
 
+def _mde_cell(power) -> str:
+    if not power:
+        return "–"
+    return " / ".join("–" if power["mde"].get(k) is None else f"{power['mde'][k]:.3f}"
+                      for k in ("0.2", "0.1"))
+
+
 def _split_half_cell(sh) -> str:
     if not _has_split_half(sh):
         return "–"
     return f"{sh['r']:.2f} ({sh['null_r']:.2f}), p = {sh['p_value']:.3f}"
 
 
+def _mde_text(power, measure: str, n_queries: int) -> str:
+    """"With these 323 queries, a stratum gap smaller than 0.12 in nDCG@10 …" (or nothing)."""
+    if not power:
+        return ""
+    m20, m10 = power["mde"].get("0.2"), power["mde"].get("0.1")
+    if m20 is None:
+        text = (f" With these {n_queries} queries not even a gap of {power['grid'][-1]:.2f} in "
+                f"{measure} in strata holding 20% of the queries would be seen 8 times in 10")
+    else:
+        text = (f" With these {n_queries} queries, a stratum gap smaller than {m20:.2f} in "
+                f"{measure} (in strata holding 20% of the queries) cannot be seen 8 times in 10")
+    if m10 is not None:
+        text += f"; at 10% of the queries, one smaller than {m10:.2f}"
+    elif power["power"].get("0.1") and all(v is None for v in power["power"]["0.1"].values()):
+        text += "; no set of these strata holds only 10% of the queries"
+    return text + "."
+
+
+def _pair_paragraph(pair, measure: str) -> str:
+    a, b = pair["a"], pair["b"]
+    o = pair["overall"]
+    text = (f"Where does {a} beat {b}? Over the {pair['n_queries']} shared queries, {a} − {b} "
+            f"= {o['mean_difference']:+.4f} in {measure} (95% CI [{o['ci_low']:+.4f}, "
+            f"{o['ci_high']:+.4f}], paired t p = {o['p_value']:.3f}).")
+    if not pair.get("tested"):
+        return text + f" The strata are not compared: {pair.get('why', '')}."
+    wins = [r for r in pair["stratum_differences"]["strata"] if r["winner"] is not None]
+    n_strata = len(pair["stratum_differences"]["strata"])
+    if wins:
+        text += (" Beyond chance (sign-flip test per stratum, Westfall–Young over the "
+                 f"{n_strata} strata): " + "; ".join(
+                     f"{r['winner']} wins in {evaluated_name(r, 40)} ({r['mean_difference']:+.3f}"
+                     f", n = {r['n']}, adjusted p = {r['p_adjusted']:.3f})" for r in wins[:5])
+                 + ".")
+    else:
+        text += (f" In none of the {n_strata} strata does either system win beyond chance "
+                 "(sign-flip test per stratum, Westfall–Young).")
+    h = pair["heterogeneity"]
+    apart = [r for r in h["strata"] if r["p_adjusted"] <= 0.05]
+    if h["p_value"] <= 0.05:
+        text += (f" The gap varies across strata more than across random strata of the same "
+                 f"sizes (max-|z| permutation p = {h['p_value']:.3f}; omnibus p = "
+                 f"{h['omnibus_p_value']:.3f})")
+        text += (": " + "; ".join(f"{evaluated_name(r, 40)} ({r['mean']:+.3f})" for r in apart[:5])
+                 + " stands apart." if apart else ".")
+    else:
+        text += (f" The gap does not vary across strata more than across random strata of the "
+                 f"same sizes (max-|z| permutation p = {h['p_value']:.3f}; omnibus p = "
+                 f"{h['omnibus_p_value']:.3f}).")
+    return text + _mde_text(pair.get("power"), measure, pair["n_queries"])
+
+
 def what_this_says(report: dict) -> list[str]:
-    """Plain-word paragraphs: coverage gaps, differences beyond chance, ranking stability."""
+    """Plain-word paragraphs, the paired question first, then coverage gaps, differences
+    beyond chance, J against lexical overlap and ranking stability."""
     systems = report["systems"]
     first = next(iter(systems.values()))
     measure = first["measure"]
     cov = first["coverage"]["cluster"]
     n_min = first["settings"]["n_min"]
     out = []
+    pairs = report.get("pairs") or {}
+    for pair in pairs.get("pairs", ()):
+        out.append(_pair_paragraph(pair, measure))
+    if len(systems) < 2 or pairs.get("note"):
+        out.append("Paired tests: " + (pairs.get("note") or "one system only: the paired "
+                                       "tests need two or more systems on the same queries")
+                   + ".")
+    g = first.get("grain")
+    if g:
+        out.append(f"Strata: {g['n_strata']} evaluated strata of at least {g['min_queries']} "
+                   f"queries each, from levels {', '.join(str(x) for x in g['levels'])} of the "
+                   f"cluster tree ({g['why']}); coverage below counts the fine clusters.")
     text = (f"Coverage: {cov['covered']} of {cov['units']} clusters hold at least one query "
             f"(MSC {cov['msc']:.3f}); clusters with at least {n_min} queries hold "
             f"{_pct(cov['scc'])} of the corpus mass (SCC), and {_pct(cov['uncovered_mass'])} "
@@ -303,18 +402,22 @@ def what_this_says(report: dict) -> list[str]:
                      f"{sh['p_value']:.3f}): " + ("they replicate beyond chance." if
                                                   sh["p_value"] <= 0.05 else
                                                   "they do not replicate beyond chance."))
-        diff = [s for s in h["strata"] if s["p_holm"] <= 0.05]
+        diff = [r for r in h["strata"] if r["p_adjusted"] <= 0.05]
         tested = len(h["strata"])
         if diff:
             text += (f" Of the {tested} strata with ≥ {h['min_size']} queries, "
-                     f"{len(diff)} differ from the rest after Holm correction: "
-                     + "; ".join(f"{stratum_name(s['stratum'], s['label'], 40)} (mean "
-                                 f"{s['mean']:.3f}, n = {s['n']})" for s in diff[:5]) + ".")
+                     f"{len(diff)} differ from the rest beyond chance (Westfall–Young): "
+                     + "; ".join(f"{evaluated_name(r, 40)} (mean {r['mean']:.3f}, n = "
+                                 f"{r['n']})" for r in diff[:5]) + ".")
         elif tested:
             text += (f" None of the {tested} strata with ≥ {h['min_size']} queries differs "
-                     "from the rest after Holm correction: these queries cannot single out a "
-                     "stratum as harder or easier.")
+                     "from the rest beyond chance (Westfall–Young): these queries cannot "
+                     "single out a stratum as harder or easier.")
+        text += _mde_text(b.get("power"), measure, b["n_queries"])
         out.append(text)
+    lex = first.get("alignment_vs_lexical")
+    if lex:
+        out.append(f"J against lexical overlap ({next(iter(systems))}): {lex['verdict']}.")
     st = report.get("stability")
     if st:
         labels = _EST_LABELS
@@ -385,6 +488,43 @@ def _cuts(cuts, levels) -> str:
     return text
 
 
+def _grain_text(block) -> str:
+    g = block.get("grain")
+    if not g:
+        return "–"
+    return (f"{g['n_strata']} (scheme: {block['scheme']}; --min-queries {g['min_queries']}, "
+            f"tree levels {', '.join(str(x) for x in g['levels'])})")
+
+
+def _pair_rows(pair) -> list:
+    """One row per evaluated stratum of a pair: n, a − b [CI], winner, deviation p."""
+    dev = {str(r["stratum"]): r for r in pair["heterogeneity"]["strata"]}
+    rows = []
+    for r in pair["stratum_differences"]["strata"]:
+        h = dev.get(str(r["stratum"]), {})
+        rows.append([evaluated_name(r, 40), r["n"], _fmt(r["mean_difference"], signed=True),
+                     f"[{_fmt(r['ci_low'], signed=True)}, {_fmt(r['ci_high'], signed=True)}]",
+                     f"{r['p_adjusted']:.3f}", r["winner"] or "neither",
+                     f"{h['p_adjusted']:.3f}" if h else "–"])
+    return rows
+
+
+def _pairs_html(report) -> list:
+    pairs = report.get("pairs") or {}
+    if not pairs.get("pairs"):
+        return [f"<p>{_esc(pairs.get('note') or 'Needs ≥ 2 systems.')}</p>"]
+    parts = []
+    for pair in pairs["pairs"]:
+        parts.append(f"<h3>{_esc(pair['a'])} − {_esc(pair['b'])}</h3>")
+        parts.append(f"<p>{_esc(_pair_paragraph(pair, report['systems'][pair['a']]['measure']))}"
+                     "</p>")
+        if pair.get("tested"):
+            parts.append(_table(["stratum", "n", "a − b", "95% CI (t)",
+                                 "p, a − b ≠ 0 (sign flips, WY)", "winner",
+                                 "p, gap apart from the rest (WY)"], _pair_rows(pair)))
+    return parts
+
+
 def _setup_rows(report):
     first = next(iter(report["systems"].values()))
     bins = first["bins"]
@@ -401,7 +541,8 @@ def _setup_rows(report):
         ["measure", first["measure"]],
         ["queries stratified", f"{first['n_queries']} ({first['n_excluded']} excluded: no "
                                "relevant document or no cluster mass)"],
-        ["clusters", f"{cov['units']} (scheme: {first['scheme']})"],
+        ["clusters", f"{cov['units']} fine clusters (coverage and gaps)"],
+        ["evaluated strata", _grain_text(first)],
         ["Δ cut-points", _cuts(bins["dispersion"], first["levels"]) + per_bin("dispersion")],
         ["J cut-points", _cuts(bins["alignment"], first.get("alignment_levels", first["levels"]))
          + per_bin("alignment")],
@@ -437,6 +578,8 @@ def render_html(report: dict) -> str:
     parts.append("<h2 id='glossary'>Glossary</h2><dl>"
                  + "".join(f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY)
                  + "</dl>")
+    parts.append("<h2 id='pairs'>Where does one system beat another?</h2>")
+    parts.extend(_pairs_html(report))
     parts.append("<h2 id='coverage'>Coverage</h2>")
     parts.append(_table(["level", "MSC", "SCC", "n_min", "covered", "units", "uncovered mass"],
                         [[c["level"], _fmt(c["msc"]), _fmt(c["scc"]), c["n_min"], c["covered"],
@@ -461,12 +604,13 @@ def render_html(report: dict) -> str:
                  "labels shuffled).</p>")
     parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
                          "η² (random, 95%)", "permutation p", "split-half r (random)",
-                         "strata differing (Holm)"],
+                         "strata apart (Westfall–Young)", "MDE (20% / 10%)"],
                         [[n, _pct(h["eta_squared"]), _pct(h["null_eta_squared"]),
                           _pct(h["null_eta_squared_95"]), f"{h['p_value']:.3f}",
                           _split_half_cell(h.get("split_half")),
-                          "; ".join(stratum_name(s["stratum"], s["label"], 30)
-                                    for s in h["strata"] if s["p_holm"] <= 0.05) or "none"]
+                          "; ".join(evaluated_name(s, 30)
+                                    for s in h["strata"] if s["p_adjusted"] <= 0.05) or "none",
+                          _mde_cell(b.get("power"))]
                          for n, b in report["systems"].items()
                          if (h := b.get("heterogeneity"))]))
     parts.append("<h2 id='strata'>Per-stratum scores</h2>")
@@ -487,14 +631,17 @@ def render_html(report: dict) -> str:
                          + ")" for f in sig_flips)) if sig_flips else "none")
                      + (f" ({len(flips) - len(sig_flips)} more without significance)"
                         if len(flips) > len(sig_flips) else "") + ".</p>")
-        for f in st.get("stratum_flips", []):
+        for pair in (report.get("pairs") or {}).get("pairs", ()):
+            f = pair.get("flips")
+            if not f:
+                continue
             parts.append(
-                f"<p>Per stratum, {_esc(f['a'])} vs {_esc(f['b'])}: {f['flips']} of "
-                f"{f['tested']} strata with ≥ 5 queries reverse the overall order "
+                f"<p>Per stratum, {_esc(pair['a'])} vs {_esc(pair['b'])}: {f['flips']} of "
+                f"{f['tested']} strata reverse the overall order "
                 f"(random strata of the same sizes: {f['null_flip_rate'] * f['tested']:.1f}); "
                 f"{f['significant_flips']} significantly (paired t, Holm; random: "
-                f"{f['null_significant_rate'] * f['tested']:.2f}); permutation p = "
-                f"{f['p_value']:.3f}.</p>")
+                f"{f['null_significant_rate'] * f['tested']:.2f}); flip strength permutation "
+                f"p = {f['p_value']:.3f}.</p>")
     else:
         parts.append("<p>Needs ≥ 2 systems.</p>")
     parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")
@@ -551,6 +698,14 @@ def to_markdown(report: dict) -> str:
     lines += ["", "## What this says", ""]
     for p in what_this_says(report):
         lines += [md_cell(p), ""]
+    for pair in (report.get("pairs") or {}).get("pairs", ()):
+        if not pair.get("tested"):
+            continue
+        lines += [f"{md_cell(pair['a'])} − {md_cell(pair['b'])} per evaluated stratum:", "",
+                  "| stratum | n | a − b | 95% CI | p (a − b ≠ 0) | winner | p (gap apart) |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(md_cell(x) for x in row) + " |" for row in _pair_rows(pair)]
+        lines.append("")
     lines.append("| level | MSC | SCC | n_min | covered / units | uncovered mass |")
     lines.append("|---|---|---|---|---|---|")
     for c in first["coverage"].values():
@@ -570,9 +725,10 @@ def to_markdown(report: dict) -> str:
     for name, b in report["systems"].items():
         bd = b.get("bounds") or {}
         sp = b.get("spread_min_n")
-        spt = (f"{sp['spread']:.4f}: best {sp['best']['stratum']} "
+        spt = (f"{sp['spread']:.4f}: best {md_cell(evaluated_name(sp['best'], 30))} "
                f"({sp['best']['expected']:.3f}, n={sp['best']['n']}), worst "
-               f"{sp['worst']['stratum']} ({sp['worst']['expected']:.3f}, n={sp['worst']['n']})"
+               f"{md_cell(evaluated_name(sp['worst'], 30))} ({sp['worst']['expected']:.3f}, "
+               f"n={sp['worst']['n']})"
                if sp else "–")
         lines.append(f"| {md_cell(name)} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
                      f"{_fmt(bd.get('high'))}] | {_fmt(b['spread'])} | {spt} |")
@@ -592,7 +748,7 @@ def to_markdown(report: dict) -> str:
             x = by[n].get(str(r["stratum"]))
             cells.append(f"{x['expected']:.3f} [{_fmt(x['ci_low'], 3)}, {_fmt(x['ci_high'], 3)}]"
                          if x else "–")
-        lines.append(f"| {md_cell(stratum_name(r['stratum'], r['label'], 60))} | {r['n']} | "
+        lines.append(f"| {md_cell(evaluated_name(r, 60))} | {r['n']} | "
                      f"{_fmt(r['corpus_mass'])} | " + " | ".join(cells) + " |")
     st = report.get("stability")
     if st:

@@ -8,8 +8,11 @@ this package joins them to a structure artifact and a BEIR dataset.
 * :mod:`.weights` — each document's cluster mass m_d(c);
 * :mod:`.bins` — the J variants and the corpus' stored Δ/J cut-points;
 * :mod:`.reference` — our rule for those cut-points (a reference query pool);
-* :mod:`.dataset` — each judged query's stratum;
+* :mod:`.dataset` — each judged query's stratum (and its lexical containment, :mod:`.lexical`);
+* :mod:`.grain` — the evaluated strata: the cluster tree cut at ``min_queries``;
 * :mod:`.block` — the JSON-ready strata block, its flat MTEB keys, decision stability;
+* :mod:`.pairs` — the paired question: where one system beats another, beyond chance;
+* :mod:`.power` — the minimum detectable effect of a test on the evaluated strata;
 * :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time.
 """
 
@@ -17,9 +20,12 @@ from .bins import ALIGNMENTS, SOFT_TAU, check_alignment, corpus_bins
 from .block import (INTERVAL_RULE, align_strata, flat_strata_scores,
                     stability_summary, stratified_summary)
 from .dataset import strata_for_dataset
+from .grain import DEFAULT_MIN_QUERIES, EvaluatedStrata, evaluated_strata
+from .pairs import paired_summary
 from .reference import reference_bins
 from .weights import cluster_weights
 
 __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
            "flat_strata_scores", "stability_summary", "stratified_summary", "ALIGNMENTS",
-           "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset"]
+           "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset",
+           "DEFAULT_MIN_QUERIES", "EvaluatedStrata", "evaluated_strata", "paired_summary"]

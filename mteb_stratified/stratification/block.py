@@ -1,12 +1,16 @@
 """The JSON-ready ``strata`` block of one system, its flat MTEB keys, and decision stability.
 
-* :func:`stratified_summary` — coverage (MSC, SCC with ``n_min``, cell level), the gap list,
-  pooled / macro / post-stratified estimates with analytic and Rao–Wu bootstrap CIs (bounded
-  to the value's range), the uncovered weight with bounds, a per-stratum table of expected /
-  min / max / bias, the heterogeneity test against random strata of the same sizes, and the
-  per-cluster cell tables (the report's heatmaps);
+* :func:`stratified_summary` — coverage at the fine clusters (MSC, SCC with ``n_min``, cell
+  level), the gap list, the evaluated grain (the cluster tree cut at ``min_queries``,
+  :mod:`.grain`), pooled / macro / post-stratified estimates at that grain with analytic and
+  Rao–Wu bootstrap CIs (bounded to the value's range), the fine clusters' uncovered weight
+  with bounds, a per-stratum table of expected / min / max / bias, the heterogeneity test
+  against random strata of the same sizes with its minimum detectable effect (:mod:`.power`),
+  J next to lexical containment (:mod:`.lexical`), and the per-stratum Δ×J tables (the
+  report's heatmaps);
 * :func:`flat_strata_scores` — the block's flat MTEB score keys (read by the leaderboard);
-* :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability).
+* :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability); the paired
+  question itself is :mod:`.pairs`.
 """
 
 from __future__ import annotations
@@ -18,14 +22,18 @@ import numpy as np
 
 from ..core import (DEFAULT_N_MIN, InputError, QueryStrata, StratifiedDesign, decision_stability,
                     per_stratum, strata_coverage, stratified_bootstrap, stratified_estimates)
-from ..core.chance import flip_test, heterogeneity_test, split_half_reliability
+from ..core.chance import SPLIT_HALF_RESAMPLES, heterogeneity_test, split_half_reliability
 from ..core.coverage import check_n_min
 from ..core.per_query import PerQuery
 from ..core.strata import check_scheme
 from ..naming import mteb_key
+from .grain import DEFAULT_MIN_QUERIES, cell_strata, evaluated_strata
+from .lexical import alignment_adds
+from .power import detectable_effect
 
 __all__ = ["INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
            "align_strata", "stability_summary"]
+
 
 def flat_strata_scores(block: dict, measure: str) -> dict:
     """The flat MTEB score keys of a strata block (read by the leaderboard).
@@ -81,39 +89,33 @@ def _stratum_key(label):
 
 
 def _cluster_of(label) -> int:
-    return int(label[0]) if isinstance(label, tuple) else int(label)
+    """The evaluated stratum of a label: ``s`` or a cell ``(s, Δ level, J level)``."""
+    return int(label[0]) if isinstance(label, (tuple, list)) else int(label)
 
 
-def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
-                       measure: str = "nDCG@10", scheme: str = "cluster",
-                       n_min: int = DEFAULT_N_MIN, n_resamples: int = 2000, seed: int = 0,
-                       confidence_level: float = 0.95, cell_rule: str = "proportional",
-                       top_gaps: int = 20) -> dict:
-    """The JSON-ready ``strata`` block of one system (see the module docstring).
+def _design(ev, scheme: str) -> StratifiedDesign:
+    """The estimation design at the evaluated grain: a stratum per tree node (``cluster``), or
+    per cell of it (``cell``, :func:`.grain.cell_strata`)."""
+    if scheme == "cluster":
+        return StratifiedDesign.from_strata(ev.strata, ev.mass(), scheme="cluster")
+    labels, weights = cell_strata(ev)
+    return StratifiedDesign.from_labels(labels, weights, queries=ev.strata.queries,
+                                        scheme="cell",
+                                        excluded=[e.qid for e in ev.strata.excluded])
 
-    ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
-    ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is derived), or a plain
-    ``{qid: value}`` taken as expected.  The values are aligned to the strata once.
-    """
-    check_scheme(scheme)
-    n_min = check_n_min(n_min)
-    pq = PerQuery.from_mapping(per_query_values)
-    sub, not_evaluated = align_strata(strata, pq.queries)
-    evaluated = set(pq.queries)
-    excluded = [{"qid": e.qid, "reason": e.reason} for e in strata.excluded]
-    excluded_evaluated = [e for e in excluded if e["qid"] in evaluated]
-    mass = artifact.cluster_mass
-    labels = artifact.cluster_labels
-    design = StratifiedDesign.from_strata(sub, mass, scheme=scheme, cell_rule=cell_rule)
-    columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
-    expected = columns.column("expected")
 
-    cov_cluster = strata_coverage(sub, mass, scheme="cluster", n_min=n_min, labels=labels)
-    coverage = {"cluster": cov_cluster.to_dict(top_gaps)}
+def _coverage(sub, artifact, n_min: int, top_gaps: int) -> dict:
+    mass, labels = artifact.cluster_mass, artifact.cluster_labels
+    coverage = {"cluster": strata_coverage(sub, mass, scheme="cluster", n_min=n_min,
+                                           labels=labels).to_dict(top_gaps)}
     if sub.has_alignment:
         coverage["cell"] = strata_coverage(sub, mass, scheme="cell", n_min=n_min,
                                            labels=labels).to_dict(top_gaps)
+    return coverage
 
+
+def _estimates(columns, design, sub, artifact, n_resamples, seed, confidence_level):
+    """Analytic and Rao–Wu estimates at the evaluated grain, and the fine grain's bounds."""
     analytic = stratified_estimates(columns, design)
     boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed,
                                 analytic=analytic)
@@ -123,28 +125,33 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                                      for e, r in analytic[k].items()},
                         "bootstrap": {e: _bounded(r.to_dict(confidence_level), k)
                                       for e, r in boot[k].items() if e != "strata"}}
-    post = analytic["expected"].get("post_stratified")
+    # the fine clusters no query reaches: μ with the metric 0 / 1 there (the fine design)
+    fine = StratifiedDesign.from_strata(sub, artifact.cluster_mass, scheme="cluster")
+    post = stratified_estimates(columns.column("expected"), fine).get("post_stratified")
     bounds = None
     if post is not None:
         b, bi = post.bounds, post.bounds_interval(confidence_level)
         ci_low, ci_high = _clip(bi.low, bi.high, "expected")
         bounds = {"low": b.low, "high": b.high, "ci_low": ci_low, "ci_high": ci_high,
-                  "rule": "μ with the metric 0 / 1 on every uncovered stratum"}
+                  "uncovered_weight": fine.uncovered_weight,
+                  "rule": "μ with the metric 0 / 1 on every fine cluster without queries"}
+    return analytic, boot, estimates, bounds
 
+
+def _per_stratum_rows(columns, design, ev, boot, confidence_level) -> list:
     tables = per_stratum(columns, design)
-    boot_exp = boot["expected"]["strata"]
-    b_low, b_high = boot_exp.confidence_interval(confidence_level)
+    b_low, b_high = boot["expected"]["strata"].confidence_interval(confidence_level)
     a_low, a_high = tables["expected"].confidence_interval(confidence_level)
     rows = []
     for i, lab in enumerate(design.labels):
         if design.counts[i] == 0:
             continue
-        c = _cluster_of(lab)
+        s = _cluster_of(lab)
         lo_hi = _clip(a_low[i], a_high[i], "expected")
         boot_lo_hi = _clip(b_low[i], b_high[i], "expected")
-        row = {"stratum": _stratum_key(lab), "cluster": c, "label": labels.get(c),
-               "n": int(design.counts[i]), "weight": _f(design.weights[i]),
-               "corpus_mass": _f(mass.get(c, 0.0)),
+        row = {"stratum": _stratum_key(lab), "name": ev.names[s], "label": ev.labels[s],
+               "level": ev.cut.nodes[s][0], "n": int(design.counts[i]),
+               "weight": _f(design.weights[i]), "corpus_mass": _f(ev.weights[s]),
                "ci_low": lo_hi[0], "ci_high": lo_hi[1],
                "boot_ci_low": boot_lo_hi[0], "boot_ci_high": boot_lo_hi[1],
                "standard_error": _f(tables["expected"].standard_error[i])}
@@ -152,59 +159,106 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
             row[k] = _f(tables[k].mean[i])
         rows.append(row)
     rows.sort(key=lambda r: (-r["n"], str(r["stratum"])))
-    means = [r["expected"] for r in rows]
+    return rows
 
-    # per-cluster query counts and the Δ×J cells of the grid (coverage map and heatmaps)
+
+def _cluster_tables(sub, ev, expected, artifact) -> tuple[list, list]:
+    """Per fine cluster: mass, queries and evaluated stratum (the coverage map); per evaluated
+    stratum: the Δ×J cell counts and means (the heatmaps)."""
     C = sub.n_clusters
-    grid = sub.grid
     counts = np.bincount(sub.primary, minlength=C)
-    clusters = [{"cluster": c, "label": labels.get(c), "mass": _f(mass.get(c, 0.0)),
-                 "n_queries": int(counts[c])} for c in range(C)]
+    clusters = [{"cluster": c, "label": artifact.cluster_labels.get(c),
+                 "mass": _f(artifact.cluster_mass.get(c, 0.0)), "n_queries": int(counts[c]),
+                 "stratum": int(ev.cut.stratum[c])} for c in range(C)]
     cells = []
     if sub.has_alignment:
-        exp = expected
+        grid = sub.grid
         db, ab = sub.dispersion_bin, sub.alignment_bin
-        for c in np.flatnonzero(counts).tolist():
-            sel = sub.primary == c
+        primary = ev.strata.primary
+        for s in range(ev.n_strata):
+            sel = primary == s
+            if not sel.any():
+                continue
             n = np.zeros(grid.shape, dtype=int)
-            s = np.zeros(grid.shape)
+            tot = np.zeros(grid.shape)
             np.add.at(n, (db[sel], ab[sel]), 1)
-            np.add.at(s, (db[sel], ab[sel]), exp[sel])
-            mean = np.divide(s, n, out=np.full(grid.shape, np.nan), where=n > 0)
-            cells.append({"cluster": c, "label": labels.get(c), "n_queries": int(counts[c]),
-                          "counts": n.tolist(),
+            np.add.at(tot, (db[sel], ab[sel]), expected[sel])
+            mean = np.divide(tot, n, out=np.full(grid.shape, np.nan), where=n > 0)
+            cells.append({"stratum": s, "name": ev.names[s], "label": ev.labels[s],
+                          "n_queries": int(sel.sum()), "counts": n.tolist(),
                           "mean": [[_f(v) for v in row] for row in mean.tolist()]})
         cells.sort(key=lambda r: -r["n_queries"])
+    return clusters, cells
 
-    het = None  # one query or one stratum: nothing to compare against chance
-    if sub.n_queries >= 2 and design.n_covered >= 2:
-        het = heterogeneity_test(expected, design.index, n_resamples=n_resamples,
-                                 min_size=n_min, seed=seed).to_dict()
-        het["split_half"] = split_half_reliability(
-            expected, design.index, n_resamples=min(n_resamples, 200), seed=seed).to_dict()
-        for row in het["strata"]:
-            lab = design.labels[int(row["stratum"])]
-            row.update(stratum=_stratum_key(lab), label=labels.get(_cluster_of(lab)))
 
+def _heterogeneity(expected, design, ev, n_resamples, n_min, seed) -> dict | None:
+    """The chance tests of one system at the evaluated grain (None: one stratum)."""
+    if len(expected) < 2 or design.n_covered < 2:
+        return None
+    het = heterogeneity_test(expected, design.index, n_resamples=n_resamples,
+                             min_size=n_min, seed=seed).to_dict()
+    het["split_half"] = split_half_reliability(
+        expected, design.index, n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES),
+        seed=seed).to_dict()
+    for row in het["strata"]:
+        lab = design.labels[int(row["stratum"])]
+        row.update(stratum=_stratum_key(lab), name=ev.names[_cluster_of(lab)],
+                   label=ev.labels[_cluster_of(lab)])
+    return het
+
+
+def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
+                       measure: str = "nDCG@10", scheme: str = "cluster",
+                       n_min: int = DEFAULT_N_MIN, min_queries: int = DEFAULT_MIN_QUERIES,
+                       level: int = 0, n_resamples: int = 2000, seed: int = 0,
+                       confidence_level: float = 0.95, top_gaps: int = 20,
+                       power: bool = True) -> dict:
+    """The JSON-ready ``strata`` block of one system (see the module docstring).
+
+    ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
+    ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is derived), or a plain
+    ``{qid: value}`` taken as expected.  Estimates and tests use the evaluated strata: the
+    artifact's cluster tree cut at ``min_queries`` from ``level`` (:mod:`.grain`); coverage and
+    gaps the fine clusters.  ``power``: also the minimum detectable effect (:mod:`.power`).
+    """
+    check_scheme(scheme)
+    n_min = check_n_min(n_min)
+    pq = PerQuery.from_mapping(per_query_values)
+    sub, not_evaluated = align_strata(strata, pq.queries)
+    evaluated = set(pq.queries)
+    excluded = [{"qid": e.qid, "reason": e.reason} for e in strata.excluded]
+    ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
+    design = _design(ev, scheme)
+    columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
+    expected = columns.column("expected")
+    coverage = _coverage(sub, artifact, n_min, top_gaps)
+    analytic, boot, estimates, bounds = _estimates(columns, design, sub, artifact, n_resamples,
+                                                   seed, confidence_level)
+    rows = _per_stratum_rows(columns, design, ev, boot, confidence_level)
+    means = [r["expected"] for r in rows]
+    clusters, cells = _cluster_tables(sub, ev, expected, artifact)
+    het = _heterogeneity(expected, design, ev, n_resamples, n_min, seed)
+    mde = (detectable_effect(expected, expected, design.index, test="heterogeneity", seed=seed)
+           if power and het is not None else None)
+    grid = sub.grid
     bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
                                             minlength=grid.n_dispersion).tolist(),
                   "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
                                            minlength=grid.n_alignment).tolist()}
-    warnings = [f"every stratified query falls in the {grid.level(name, int(np.argmax(c)))} "
-                f"{name} bin: "
-                f"the corpus cut-points {getattr(sub.bins, name)} do not separate these queries"
-                for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
     return {
         "measure": measure, "scheme": scheme, "definitions": "ours (see the docstrings of "
-        "mteb_stratified.core.strata, .cells, .estimators, .coverage and .chance)",
+        "mteb_stratified.core.strata, .hierarchy, .cells, .estimators, .coverage, .chance and "
+        ".power)",
         "structure": {"corpus_fingerprint": artifact.corpus_fingerprint,
-                      "n_clusters": artifact.n_clusters},
+                      "n_clusters": artifact.n_clusters,
+                      "tree_levels": artifact.cluster_tree.n_levels},
+        "grain": ev.describe(),
         "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),
         "alignment_levels": list(grid.alignment_levels), "bin_counts": bin_counts,
-        "warnings": warnings,
+        "warnings": _warnings(sub, bin_counts, ev),
         "n_queries": sub.n_queries,
         "excluded": excluded, "n_excluded": len(excluded),
-        "n_excluded_evaluated": len(excluded_evaluated),
+        "n_excluded_evaluated": sum(1 for e in excluded if e["qid"] in evaluated),
         "not_evaluated": len(not_evaluated),
         "coverage": coverage,
         "gaps": coverage["cluster"]["top_gaps"],
@@ -213,14 +267,35 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "bounds": bounds,
         "per_stratum": rows,
         "heterogeneity": het,
+        "power": mde,
+        "alignment_vs_lexical": _alignment_vs_lexical(sub, expected),
         "spread": (max(means) - min(means)) if means else None,
         "spread_min_n": _spread(rows, n_min),
         "clusters": clusters, "cells": cells,
-        "settings": {"n_min": n_min, "n_resamples": n_resamples, "seed": seed,
-                     "confidence_level": confidence_level, "cell_rule": cell_rule,
+        "settings": {"n_min": n_min, "min_queries": ev.cut.min_queries, "level": ev.cut.start,
+                     "n_resamples": n_resamples, "seed": seed,
+                     "confidence_level": confidence_level,
+                     "cell_rule": "proportional (W_s · n_cell / n_s)",
                      "bootstrap": "Rao–Wu rescaling, m_h = n_h − 1",
                      "interval_range": INTERVAL_RULE},
     }
+
+
+def _warnings(sub, bin_counts, ev) -> list:
+    grid = sub.grid
+    out = [f"every stratified query falls in the {grid.level(name, int(np.argmax(c)))} "
+           f"{name} bin: the corpus cut-points {getattr(sub.bins, name)} do not separate these "
+           "queries"
+           for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
+    if ev.cut.short:
+        out.append(ev.describe()["why"])
+    return out
+
+
+def _alignment_vs_lexical(sub, expected) -> dict | None:
+    if sub.lexical is None or sub.n_relevant is None or not sub.has_alignment:
+        return None
+    return alignment_adds(sub.alignment, sub.lexical, sub.n_relevant, expected)
 
 
 #: How every reported interval respects the metric's range.
@@ -253,24 +328,25 @@ def _spread(rows, n_min) -> dict | None:
     best = max(big, key=lambda r: r["expected"])
     worst = min(big, key=lambda r: r["expected"])
     return {"n_min": n_min, "spread": best["expected"] - worst["expected"],
-            "best": {k: best[k] for k in ("stratum", "label", "n", "expected", "ci_low",
-                                          "ci_high")},
-            "worst": {k: worst[k] for k in ("stratum", "label", "n", "expected", "ci_low",
-                                            "ci_high")}}
+            "best": {k: best[k] for k in ("stratum", "name", "label", "n", "expected",
+                                          "ci_low", "ci_high")},
+            "worst": {k: worst[k] for k in ("stratum", "name", "label", "n", "expected",
+                                            "ci_low", "ci_high")}}
 
 
 def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artifact, *,
                       scheme: str = "cluster", confidence_level: float = 0.95,
-                      cell_rule: str = "proportional") -> dict:
-    """Decision stability of ≥ 2 systems (expected values) on their shared stratified queries."""
+                      min_queries: int = DEFAULT_MIN_QUERIES, level: int = 0) -> dict:
+    """Decision stability of ≥ 2 systems (expected values) on their shared stratified queries,
+    at the evaluated grain."""
     exp = {s: PerQuery.from_mapping(v)["expected"] for s, v in systems.items()}
     if len(exp) < 2:
         raise InputError(f"decision stability needs ≥ 2 systems, got {len(exp)}",
                          fix="pass the results of two or more systems")
     shared = set.intersection(*(set(v) for v in exp.values()))
     sub, _ = align_strata(strata, sorted(shared))
-    design = StratifiedDesign.from_strata(sub, artifact.cluster_mass, scheme=scheme,
-                                          cell_rule=cell_rule)
+    ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
+    design = _design(ev, scheme)
     rep = decision_stability({s: {q: v[q] for q in sub.queries} for s, v in exp.items()}, design,
                              confidence_level=confidence_level)
     d = rep.to_dict()
@@ -278,16 +354,7 @@ def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artif
     d["n_queries"] = sub.n_queries
     # a flip between aggregations counts only when one of the disagreeing orders is significant
     d["significant_flips"] = [f for f in d["flips"] if any(f["significant"].values())]
-    # per-stratum order flips of each pair, next to the flip rate of random strata
-    labels = list(design.index)
-    names = list(exp)
-    d["stratum_flips"] = []
-    if sub.n_queries >= 2:
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                res = flip_test([exp[a][q] for q in sub.queries], [exp[b][q] for q in sub.queries],
-                                labels, n_resamples=200, seed=0)
-                d["stratum_flips"].append({"a": a, "b": b, **res.to_dict()})
     for row in d["stratum_winners"]:
         row["stratum"] = _stratum_key(row["stratum"])
+        row["name"] = ev.names[_cluster_of(row["stratum"])]
     return d

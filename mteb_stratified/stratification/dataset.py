@@ -4,7 +4,8 @@
 (:meth:`~mteb_stratified.structure.StructureArtifact.query_extractor`: the recorded kind, built
 from the user's settings, never from a path or endpoint in the artifact) (or given,
 e.g. precomputed and bundled) and canonicalises the document entities; ``alignment="soft"``
-matches entities by embedding (cosine ≥ τ).  Definitions (ours): :mod:`mteb_stratified.core.strata`.
+matches entities by embedding (cosine ≥ τ).  Each query also carries its lexical containment
+(:mod:`.lexical`), the yardstick J is reported next to.  Definitions (ours): :mod:`mteb_stratified.core.strata`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Mapping
 
 from ..core import Bins, InputError, QueryStrata, stratify
 from .bins import SOFT_TAU, check_alignment, corpus_bins
+from .lexical import lexical_containment
 from .weights import cluster_weights
 
 __all__ = ["strata_for_dataset"]
@@ -73,8 +75,8 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
                 if g >= level:
                     names |= doc_entities.get(d, set())
         vectors = _entity_vectors(artifact, names)
-    return stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
-                    bins=bins, level=level, entity_vectors=vectors,
-                    tau=SOFT_TAU if tau is None else tau)
-
-
+    strata = stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
+                      bins=bins, level=level, entity_vectors=vectors,
+                      tau=SOFT_TAU if tau is None else tau)
+    return strata.with_lexical(lexical_containment(dataset.queries, corpus, qrels,
+                                                   strata.queries, level))

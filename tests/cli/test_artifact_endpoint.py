@@ -61,7 +61,10 @@ def _results(folder):
 
 
 def _common(art):
-    return ["--structure", art, "--dataset", bundled_path("nfcorpus"), "--resamples", "20"]
+    # J over names: these tests are about the endpoint, and J over concepts (the default)
+    # would embed every entity name of the relevant documents (about a minute each)
+    return ["--structure", art, "--dataset", bundled_path("nfcorpus"), "--resamples", "20",
+            "--alignment", "exact"]
 
 
 def test_stratify_uses_the_users_endpoint_never_the_recorded_one(tmp_path, env, theirs, capsys):

@@ -45,7 +45,8 @@ def _results(folder, qids, seed, csv_next_to_it=True):
 
 def test_stratify_adds_block(tmp_path, qids, capsys):
     path, _ = _results(tmp_path / "a", qids, 1)
-    assert main(["stratify", path, "--resamples", "50", "--seed", "1"]) == 0
+    # 40 queries: strata of ≥ 10 (the default 50 would make them one stratum)
+    assert main(["stratify", path, "--resamples", "50", "--seed", "1", "--min-queries", "10"]) == 0
     data = json.loads(open(path).read())
     block = data["strata"]["test"]
     assert block["n_queries"] == N and block["measure"] == "nDCG@10"
@@ -59,6 +60,10 @@ def test_stratify_adds_block(tmp_path, qids, capsys):
     # the chance figures travel with the block
     het = block["heterogeneity"]
     assert 0 <= het["p_value"] <= 1 and "split_half" in het
+    grain = block["grain"]
+    assert grain["min_queries"] == 10 and not grain["short"]
+    assert all(r["n"] >= 10 for r in block["per_stratum"])
+    assert block["power"]["mde"].keys() == {"0.2", "0.1"}
 
 
 def test_stratify_writes_the_per_query_strata_table(tmp_path, qids):
@@ -106,11 +111,38 @@ def test_stratify_per_query_path_and_out(tmp_path, qids):
     (["--scheme", "topics"], "argument --scheme: invalid choice: 'topics'"),
     (["--n-min", "0"], "argument --n-min: must be an integer >= 1, got 0"),
     (["--alignment", "fuzzy"], "argument --alignment: invalid choice: 'fuzzy'"),
+    (["--min-queries", "0"], "argument --min-queries: must be an integer in [1, 1000000], got 0"),
+    (["--min-queries", "-4"], "argument --min-queries: must be an integer in [1, 1000000], "
+                              "got -4"),
+    (["--min-queries", "2.5"], "argument --min-queries: must be an integer, got '2.5'"),
+    (["--level", "-1"], "argument --level: must be an integer in [0, 64], got -1"),
 ])
 def test_stratify_bad_options(tmp_path, qids, capsys, extra, message):
     path, _ = _results(tmp_path / "c", qids, 3)
     assert main(["stratify", path] + extra) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["stratify", "report"])
+def test_a_level_the_tree_lacks_names_the_valid_range(tmp_path, qids, capsys, command):
+    from mteb_stratified.structure.artifact import StructureArtifact
+
+    top = StructureArtifact.bundled("nfcorpus").cluster_tree.n_levels - 1
+    path, _ = _results(tmp_path / "lv", qids, 3)
+    out = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    assert main([command, path, "--level", str(top + 1)] + out) == 2
+    err = capsys.readouterr().err
+    assert f"levels 0..{top}" in err and "Traceback" not in err
+
+
+def test_report_with_one_system_says_the_paired_tests_are_left_out(tmp_path, qids, capsys):
+    path, _ = _results(tmp_path / "one", qids, 3)
+    out = tmp_path / "r.html"
+    assert main(["report", path, "-o", str(out), "--resamples", "20"]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "Paired tests: one system only" in md
+    assert "Paired tests: one system only" in out.read_text()
 
 
 def test_stratify_missing_per_query(tmp_path, qids, capsys):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from mteb_stratified.cli import main as cli_main
+from mteb_stratified.io import bundled_path
 from mteb_stratified.generation import REASONS
 from mteb_stratified.testing import (QueryWriterConformance, RelevanceJudgeConformance,
                                      VerifierConformance)
@@ -395,14 +396,32 @@ def test_output_stratifies_and_loads_as_an_mteb_task(written, slice_paths, tmp_p
 # 8. a target above the corpus' ceiling
 # ---------------------------------------------------------------------------------------------
 def test_target_msc_above_the_ceiling(tmp_path, capsys):
-    """Bundled NFCorpus: only 0.759 of its clusters is some document's own stratum.  The target
-    is refused with the ceiling, before the offline name index is built (minutes of
-    embedding on a laptop for 8,068 names)."""
+    """A map where one of the 31 clusters is no document's own stratum (the bundled NFCorpus
+    map with that cluster's documents moved to cluster 0): the single-document ceiling is
+    30/31 = 0.968, and a target above it is refused with the ceiling, before the offline name
+    index is built (minutes of embedding on a laptop for 8,068 names)."""
+    import gzip
+    import shutil
+
+    from mteb_stratified.structure.artifact import StructureArtifact
+
+    src = StructureArtifact.bundled("nfcorpus")
+    art = tmp_path / "art"
+    shutil.copytree(os.path.join(bundled_path("nfcorpus"), "structure"), art)
+    last = src.n_clusters - 1
+    path = art / "doc_clusters.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    for r in rows:
+        if str(last) in r["weights"]:
+            r["weights"] = {"0": 1.0}
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "o"
-    code = cli_main.main(["generate", "--dataset", "nfcorpus", "--structure", "bundled",
-                          "--target-msc", "0.9", "--out", str(out), "--no-progress"])
+    code = cli_main.main(["generate", "--dataset", "nfcorpus", "--structure", str(art),
+                          "--target-msc", "0.99", "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert "single-document ceiling 0.759" in err and "fix: pass --target-msc ≤ 0.758" in err
+    assert "single-document ceiling 0.968" in err and "fix: pass --target-msc ≤ 0.96" in err
     assert not glob.glob(str(out / ".work" / "offline-names-*.npy")), \
         "the target was refused only after every entity name was embedded"

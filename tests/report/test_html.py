@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from mteb_stratified.report import build_report, render_html, to_markdown, write_html
-from mteb_stratified.stratification import stability_summary, stratified_summary
+from mteb_stratified.stratification import paired_summary, stability_summary, stratified_summary
 
 from ._browser import chromium, chromium_flags
 
@@ -15,9 +15,14 @@ PLOTS = ("coverage-map", "per-stratum", "heatmaps", "ties")
 
 @pytest.fixture(scope="module")
 def report(strata, artifact, two_systems):
-    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=100, seed=0, n_min=2)
+    # 40 queries: strata of ≥ 10 so that several are compared (the default 50 gives one)
+    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=100, seed=0, n_min=2,
+                                       min_queries=10)
                  for n, v in two_systems.items()}
-    return build_report(summaries, stability_summary(two_systems, strata, artifact))
+    return build_report(summaries,
+                        stability_summary(two_systems, strata, artifact, min_queries=10),
+                        paired_summary(two_systems, strata, artifact, n_min=2, min_queries=10,
+                                       n_resamples=100))
 
 
 def test_html_is_self_contained(report):
@@ -28,6 +33,7 @@ def test_html_is_self_contained(report):
     low = text.lower()
     assert "<script" not in low and "src=\"http" not in low and "href=\"http" not in low
     assert "Decision stability" in text and "Gaps" in text
+    assert "Where does A beat B?" in text and "id='pairs'" in text
 
 
 def test_markdown(report):
@@ -71,7 +77,7 @@ def test_layout_probe_detects_overlap(tmp_path):
 def test_report_renders_in_headless_chromium(report, tmp_path):
     """Every figure and every stratum label is drawn, no two texts overlap and nothing runs
     off the page at 1400 px; a screenshot is saved."""
-    from mteb_stratified.report.html import stratum_name
+    from mteb_stratified.report.html import evaluated_name
 
     text = render_html(report)
     found, dom = _layout(text, tmp_path)
@@ -84,11 +90,12 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     drawn = " ".join(found["figures"]["per-stratum"])
     for r in first["per_stratum"][:25]:
         if r["n"] >= n_min:
-            assert stratum_name(r["stratum"], r["label"]) in drawn  # labelled, not numbered
+            assert evaluated_name(r) in drawn  # labelled, not numbered
     heat = " ".join(found["figures"]["heatmaps"])
     for c in [c for c in first["cells"] if c["n_queries"] >= n_min][:6]:
-        assert f"c{c['cluster']} ·" in heat
-    for section in ("setup", "what-this-says", "glossary", "coverage", "chance", "stability"):
+        assert f"{c['name']} ·" in heat
+    for section in ("setup", "what-this-says", "pairs", "glossary", "coverage", "chance",
+                    "stability"):
         assert f'id="{section}"' in dom
     for term in ("MSC", "SCC", "Δ (dispersion)", "J (alignment)", "macro",
                  "corpus-weighted (post-stratified)"):
@@ -114,9 +121,12 @@ def test_hostile_system_names_are_inert(strata, artifact, two_systems, tmp_path)
     payloads = ['"><img src=x onerror=alert(1)>', "<script>alert(2)</script>", r"$\foo^$"]
     values = list(two_systems.values())
     systems = {name: values[i % 2] for i, name in enumerate(payloads)}
-    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=50, seed=0, n_min=2)
+    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=50, seed=0, n_min=2,
+                                       min_queries=10, power=False)
                  for n, v in systems.items()}
-    rep = build_report(summaries, stability_summary(systems, strata, artifact),
+    rep = build_report(summaries, stability_summary(systems, strata, artifact, min_queries=10),
+                       paired_summary(systems, strata, artifact, n_min=2, min_queries=10,
+                                      n_resamples=50, power=False),
                        title="<b>t</b>")
     text = render_html(rep)
     found, dom = _layout(text, tmp_path)

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from mteb_stratified.report import build_report, render_html, to_markdown
-from mteb_stratified.stratification import stability_summary, stratified_summary
+from mteb_stratified.stratification import paired_summary, stability_summary, stratified_summary
 
 from ._browser import chromium, chromium_flags
 
@@ -49,18 +49,22 @@ def _relabel(node):
 def hostile(strata, artifact, two_systems):
     values = list(two_systems.values())
     systems = {name: values[i % 2] for i, name in enumerate(SYSTEMS)}
-    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=20, seed=0, n_min=2)
+    summaries = {n: stratified_summary(v, strata, artifact, n_resamples=20, seed=0, n_min=2,
+                                       min_queries=10, power=False)
                  for n, v in systems.items()}
     for block in summaries.values():
         _relabel(block)
         block["measure"] += MEASURE_TAIL
         block["warnings"] = [WARNING]
         block["bins"]["source"] = LABEL
-    stability = stability_summary(systems, strata, artifact)
+    stability = stability_summary(systems, strata, artifact, min_queries=10)
     flip = {"a": SYSTEMS[0], "b": SYSTEMS[1], "ahead": {"pooled": SYSTEMS[0], "macro": SYSTEMS[1]}}
     stability["flips"] = stability["significant_flips"] = [flip]  # the "Flips" line
-    assert stability["stratum_flips"]
-    return build_report(summaries, stability, title=TITLE)
+    pairs = paired_summary({n: systems[n] for n in SYSTEMS[:3]}, strata, artifact, n_min=2,
+                           min_queries=10, n_resamples=20, power=False)
+    assert pairs["pairs"] and all(p["tested"] for p in pairs["pairs"])
+    _relabel(pairs)
+    return build_report(summaries, stability, pairs, title=TITLE)
 
 
 def _tags(text):

@@ -48,8 +48,14 @@ def test_fallback_bins_without_stored_ones(artifact, dataset):
     b = corpus_bins(bare)
     assert b.dispersion == (0.5, 0.75) and b.alignment == (0.25, 0.5)
     assert "fallback" in b.source
+    # either J: nothing stored is nothing stored
+    assert corpus_bins(bare, alignment="soft") == b
+    # stored bins without the soft J's cut-points are not replaced by fixed ones
+    no_soft = copy.copy(artifact)
+    no_soft.metadata = dict(artifact.metadata, bins={k: v for k, v in artifact.bins.items()
+                                                     if k != "alignment_soft"})
     with pytest.raises(InputError, match="soft-J cut-points"):
-        corpus_bins(bare, alignment="soft")
+        corpus_bins(no_soft, alignment="soft")
     with pytest.raises(InputError, match="unknown alignment"):
         corpus_bins(artifact, alignment="fuzzy")
 
@@ -110,11 +116,16 @@ def test_summary_block(strata, artifact, two_systems):
     assert e["analytic"]["pooled"]["estimate"] == pytest.approx(x.mean())
     assert set(e["analytic"]) == set(e["bootstrap"]) == {"pooled", "macro", "post_stratified"}
     assert e["bootstrap"]["pooled"]["interval"] == "percentile"
-    # bounds: (1 − U) μ̂ and (1 − U) μ̂ + U
-    u, post = b["uncovered_weight"], e["analytic"]["post_stratified"]["estimate"]
-    assert u == pytest.approx(mass[counts == 0].sum())
-    assert b["bounds"]["low"] == pytest.approx((1 - u) * post)
-    assert b["bounds"]["high"] == pytest.approx((1 - u) * post + u)
+    # the evaluated strata take in every fine cluster: nothing is uncovered at that grain
+    assert b["uncovered_weight"] == pytest.approx(0.0)
+    # bounds at the fine grain: (1 − U) μ̂_fine and (1 − U) μ̂_fine + U, with μ̂_fine the
+    # mean of the covered clusters' means weighted by their mass
+    u = mass[counts == 0].sum()
+    cl = strata.primary
+    fine = sum(mass[c] * x[cl == c].mean() for c in np.flatnonzero(counts)) / (1 - u)
+    assert b["bounds"]["uncovered_weight"] == pytest.approx(u)
+    assert b["bounds"]["low"] == pytest.approx((1 - u) * fine)
+    assert b["bounds"]["high"] == pytest.approx((1 - u) * fine + u)
     # per-stratum table: expected/min/max/bias and the counts add up
     rows = b["per_stratum"]
     assert sum(r["n"] for r in rows) == strata.n_queries

@@ -57,3 +57,33 @@ def test_task_strata_block_equals_the_report_summary(bm25_result):
     high = flat["strata_post_stratified_ndcg_at_10_expected_ci_high"]
     assert low < flat["strata_post_stratified_ndcg_at_10_expected"] < high
     assert bundled_strata_block(StratifiedNFCorpus, bm25_result, "dev") is None
+
+
+def test_bundled_soft_alignment_matches_a_fresh_computation():
+    """J over concepts (the default alignment) is shipped precomputed: it equals the soft J
+    computed now with the artifact's embedding model (5 queries)."""
+    pytest.importorskip("sentence_transformers")
+    from dataclasses import replace
+
+    import numpy as np
+
+    from mteb_stratified.stratification import strata_for_dataset
+    from mteb_stratified.stratification.bundled import load_soft_alignment
+    from mteb_stratified.structure.artifact import StructureArtifact
+
+    artifact = StructureArtifact.bundled("nfcorpus")
+    data = load_beir(bundled_path("nfcorpus"), "test")
+    path = query_entities_path("nfcorpus", "test")
+    stored = load_soft_alignment(path)
+    entities = load_query_entities(path)
+    qids = sorted(stored)[:5]
+    sub = replace(data, qrels={q: data.qrels[q] for q in qids})
+    fresh = strata_for_dataset(artifact, sub, alignment="soft", query_entities=entities)
+    got = dict(zip(fresh.queries, fresh.alignment.tolist()))
+    for q in qids:
+        assert np.isclose(got[q], stored[q], atol=1e-6) or (np.isnan(got[q])
+                                                            and np.isnan(stored[q]))
+    _, strata = bundled_strata("nfcorpus", "test")
+    _, exact = bundled_strata("nfcorpus", "test", "exact")
+    assert strata.bins.alignment == tuple(artifact.bins["alignment_soft"])
+    assert exact.bins.alignment == tuple(artifact.bins["alignment"])

@@ -1,0 +1,138 @@
+"""The evaluated strata of a query set: the structure's cluster tree cut so that every stratum
+holds at least ``min_queries`` queries (rule: :mod:`mteb_stratified.core.hierarchy`).
+
+Estimates and chance tests use these strata; coverage (MSC, SCC) and the gap list stay at the
+fine clusters.  A stratum is a unit of the tree, written ``L<level>.<unit>`` (level 0: the
+fine cluster ``c<id>``), with ``(rest)`` when some of its clusters formed strata of their own.
+
+* :func:`evaluated_strata` — the cut, the coarse :class:`~mteb_stratified.core.QueryStrata`,
+  labels and weights;
+* :func:`cell_strata` — the ``cell`` scheme at that grain: evaluated stratum × Δ bin × J bin,
+  where a cell with fewer than ``min_queries`` queries joins the rest of its stratum, and a rest
+  still short of ``min_queries`` joins the stratum's largest cell (so every cell stratum holds
+  at least ``min_queries`` queries when its stratum does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import InputError, QueryStrata
+from ..core.hierarchy import DEFAULT_MIN_QUERIES, TreeCut, check_min_queries, cut_tree
+
+__all__ = ["EvaluatedStrata", "evaluated_strata", "cell_strata", "unit_name",
+           "DEFAULT_MIN_QUERIES"]
+
+
+def unit_name(level: int, unit: int) -> str:
+    """``c12`` for a fine cluster, ``L5.0`` for a unit of level 5."""
+    return f"c{unit}" if level == 0 else f"L{level}.{unit}"
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluatedStrata:
+    """The strata a query set is estimated and tested on (module docstring).
+
+    ``fine``: the queries' strata over the fine clusters; ``strata``: the same queries over the
+    evaluated strata (``primary`` = stratum index); ``cut``; ``names[s]`` (``L5.0 (rest)``),
+    ``labels[s]`` (the unit's top entities) and ``weights[s]`` (the sum of its fine clusters'
+    stratum weights).
+    """
+
+    fine: QueryStrata
+    strata: QueryStrata
+    cut: TreeCut
+    names: tuple
+    labels: tuple
+    weights: np.ndarray
+
+    @property
+    def n_strata(self) -> int:
+        return self.cut.n_strata
+
+    def mass(self) -> dict:
+        return {s: float(w) for s, w in enumerate(self.weights)}
+
+    def label(self, s: int) -> str:
+        """``L5.0 (rest): cancer / cardiovascular disease / fruit``."""
+        text = self.labels[s]
+        return f"{self.names[s]}: {text}" if text else self.names[s]
+
+    def describe(self) -> dict:
+        """The grain in words and numbers (JSON-ready), for the block and the report."""
+        cut = self.cut
+        levels = sorted(set(cut.levels()))
+        if cut.short:
+            why = (f"the {self.fine.n_queries} queries are fewer than --min-queries "
+                   f"{cut.min_queries}: one stratum, nothing to test across strata")
+        else:
+            why = (f"each fine cluster is merged into its parent in the cluster tree until the "
+                   f"stratum holds ≥ {cut.min_queries} queries (--min-queries); level 0 is "
+                   f"the {self.fine.n_clusters} fine clusters, the top level the whole corpus")
+        return {"min_queries": cut.min_queries, "start_level": cut.start,
+                "n_strata": cut.n_strata, "levels": levels, "short": cut.short,
+                "n_queries": [int(x) for x in cut.n_queries], "why": why,
+                "strata": [{"stratum": s, "name": self.names[s], "label": self.labels[s],
+                            "level": lvl, "unit": u, "rest": r, "n": int(n),
+                            "weight": float(self.weights[s]),
+                            "clusters": np.flatnonzero(cut.stratum == s).tolist()}
+                           for s, ((lvl, u), r, n) in enumerate(zip(cut.nodes, cut.rest,
+                                                                    cut.n_queries))]}
+
+
+def evaluated_strata(strata: QueryStrata, artifact, *, min_queries: int = DEFAULT_MIN_QUERIES,
+                     level: int = 0) -> EvaluatedStrata:
+    """Cut ``artifact``'s cluster tree for the query counts of ``strata`` (module docstring).
+
+    ``level``: the finest level the cut starts from (0: the fine clusters); a level the tree
+    does not have is an :class:`InputError` naming the valid range.
+    """
+    m = check_min_queries(min_queries)
+    tree = artifact.cluster_tree
+    if tree.n_clusters != strata.n_clusters:
+        raise InputError(f"the cluster tree has {tree.n_clusters} clusters, the strata "
+                         f"{strata.n_clusters}", fix="stratify with the same structure artifact")
+    counts = np.bincount(strata.primary, minlength=strata.n_clusters).astype(np.int64)
+    cut = cut_tree(tree, counts, m, start=tree.check_level(level))
+    mass = np.array([artifact.cluster_mass.get(c, 0.0) for c in range(strata.n_clusters)])
+    weights = np.bincount(cut.stratum, weights=mass, minlength=cut.n_strata)
+    names = tuple(unit_name(lvl, u) + (" (rest)" if r else "")
+                  for (lvl, u), r in zip(cut.nodes, cut.rest))
+    labels = tuple(artifact.unit_label(lvl, u) or "" for lvl, u in cut.nodes)
+    return EvaluatedStrata(strata, strata.coarsen(cut.stratum, cut.n_strata), cut, names,
+                           labels, weights)
+
+
+def cell_strata(ev: EvaluatedStrata) -> tuple[list, dict]:
+    """``(labels, weights)`` of the cell scheme at the evaluated grain (module docstring):
+    one label ``(s, Δ level, J level)`` per query (``"rest"`` for pooled cells) and each
+    label's weight W_s · n_cell / n_s."""
+    st = ev.strata
+    m = ev.cut.min_queries
+    grid = st.grid
+    db, ab = st.dispersion_bin, st.alignment_bin
+    cells = [(int(s), grid.level("dispersion", d), grid.level("alignment", a))
+             for s, d, a in zip(st.primary.tolist(), db.tolist(), ab.tolist())]
+    counts: dict = {}
+    for c in cells:
+        counts[c] = counts.get(c, 0) + 1
+    out = list(cells)
+    for s in range(ev.n_strata):
+        own = {c: n for c, n in counts.items() if c[0] == s}
+        keep = {c for c, n in own.items() if n >= m}
+        rest = sum(n for c, n in own.items() if c not in keep)
+        target = (s, "rest", "rest")
+        if keep and 0 < rest < m:   # a short rest joins the stratum's largest cell
+            target = max(keep, key=lambda c: (own[c], str(c)))
+        elif not keep:
+            target = (s, "all", "all")
+        for i, c in enumerate(cells):
+            if c[0] == s and c not in keep:
+                out[i] = target
+    n_s = np.bincount(st.primary, minlength=ev.n_strata)
+    weights: dict = {}
+    for lab in out:
+        weights[lab] = weights.get(lab, 0.0) + ev.weights[lab[0]] / max(n_s[lab[0]], 1)
+    return out, weights

@@ -1,0 +1,117 @@
+"""The paired question first: where does system A beat system B, beyond chance?
+
+For every pair of systems on their shared stratified queries, at the evaluated grain
+(:mod:`.grain`), on the per-query difference d = a − b of the measure's expected value:
+
+* the **overall difference** with its paired 95% t interval;
+* **where the gap differs** (:func:`~mteb_stratified.core.chance.paired_heterogeneity_test`):
+  the max-|z| permutation test of one stratum's gap against the rest (primary, chosen on
+  NFCorpus dev by power) and the omnibus test, against random strata of the same sizes, with
+  Westfall–Young adjusted p per stratum;
+* **where A beats B** (:func:`~mteb_stratified.core.chance.stratum_differences`): per stratum,
+  d against 0 by random sign flips, Westfall–Young over the strata;
+* the flip strength and split-half reliability of the differences, against random strata;
+* the **minimum detectable effect** of the paired test for this query set (:mod:`.power`).
+
+With one system there is no pair: :func:`paired_summary` says so instead of testing.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Mapping
+
+import numpy as np
+
+from ..core import InputError, QueryStrata
+from ..core.chance import (SPLIT_HALF_RESAMPLES, flip_test, paired_heterogeneity_test,
+                           split_half_reliability, stratum_differences)
+from ..core.coverage import DEFAULT_N_MIN
+from ..core.per_query import PerQuery
+from .block import _design, align_strata
+from .grain import DEFAULT_MIN_QUERIES, evaluated_strata
+from .power import detectable_effect
+
+__all__ = ["paired_summary", "ONE_SYSTEM"]
+
+ONE_SYSTEM = ("one system only: the paired tests (where one system beats another) need two "
+              "or more systems on the same queries")
+
+
+def _overall(d: np.ndarray, confidence_level: float) -> dict:
+    from scipy import stats
+
+    n = d.size
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+    half = float(stats.t.ppf(0.5 + confidence_level / 2, max(n - 1, 1)) * se)
+    t = mean / se if se > 0 else 0.0
+    return {"mean_difference": mean, "ci_low": mean - half, "ci_high": mean + half,
+            "p_value": float(2 * stats.t.sf(abs(t), max(n - 1, 1))) if se > 0 else 1.0,
+            "test": "paired t over the queries"}
+
+
+def _named(rows, ev, design) -> list:
+    out = []
+    for r in rows:
+        lab = design.labels[int(r["stratum"])]
+        s = int(lab[0]) if isinstance(lab, tuple) else int(lab)
+        out.append(dict(r, stratum=list(lab) if isinstance(lab, tuple) else s,
+                        name=ev.names[s], label=ev.labels[s]))
+    return out
+
+
+def _pair(a_name, b_name, a, b, ev, design, *, n_min, n_resamples, seed, confidence_level,
+          power) -> dict:
+    labels = design.index
+    d = a - b
+    out = {"a": a_name, "b": b_name, "n_queries": int(d.size),
+           "overall": _overall(d, confidence_level)}
+    if design.n_covered < 2:
+        out["tested"] = False
+        out["why"] = ev.describe()["why"] if ev.cut.short else "one stratum: nothing to compare"
+        return out
+    het = paired_heterogeneity_test(a, b, labels, n_resamples=n_resamples, min_size=n_min,
+                                    seed=seed)
+    where = stratum_differences(a, b, labels, min_size=n_min, n_resamples=n_resamples,
+                                seed=seed)
+    flips = flip_test(a, b, labels, min_size=n_min, n_resamples=min(n_resamples, 500),
+                      seed=seed)
+    split = split_half_reliability(d, labels, seed=seed,
+                                   n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES))
+    h = het.to_dict()
+    h["strata"] = _named(h["strata"], ev, design)
+    w = where.to_dict()
+    w["strata"] = _named(w["strata"], ev, design)
+    for r in w["strata"]:
+        r["winner"] = {"a": a_name, "b": b_name}.get(r["winner"])
+    out.update(tested=True, heterogeneity=h, stratum_differences=w, flips=flips.to_dict(),
+               split_half=split.to_dict(),
+               power=detectable_effect(a, b, labels, test="paired_max_z", seed=seed)
+               if power else None)
+    return out
+
+
+def paired_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artifact, *,
+                   scheme: str = "cluster", n_min: int = DEFAULT_N_MIN,
+                   min_queries: int = DEFAULT_MIN_QUERIES, level: int = 0,
+                   n_resamples: int = 2000, seed: int = 0, confidence_level: float = 0.95,
+                   power: bool = True) -> dict:
+    """Every pair of ``systems`` (``{name: per-query values}``) on their shared queries
+    (module docstring); JSON-ready.  One system: ``{"pairs": [], "note": ONE_SYSTEM}``."""
+    exp = {s: PerQuery.from_mapping(v)["expected"] for s, v in systems.items()}
+    if not exp:
+        raise InputError("no systems given", fix="pass the results of one or more systems")
+    if len(exp) < 2:
+        return {"pairs": [], "note": ONE_SYSTEM, "n_systems": len(exp)}
+    shared = set.intersection(*(set(v) for v in exp.values()))
+    sub, _ = align_strata(strata, sorted(shared))
+    ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
+    design = _design(ev, scheme)
+    vals = {s: np.array([v[q] for q in sub.queries], dtype=np.float64) for s, v in exp.items()}
+    pairs = [_pair(a, b, vals[a], vals[b], ev, design, n_min=n_min, n_resamples=n_resamples,
+                   seed=seed, confidence_level=confidence_level, power=power)
+             for a, b in combinations(exp, 2)]
+    return {"pairs": pairs, "n_systems": len(exp), "n_queries": sub.n_queries,
+            "grain": ev.describe(), "note": None}

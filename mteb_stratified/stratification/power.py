@@ -1,0 +1,40 @@
+"""What gap these queries could have seen: the minimum detectable effect of a strata test on
+the evaluated strata, by simulation on the queries' own scores (:mod:`mteb_stratified.core
+.power`).
+
+The report states it next to every "no evidence": *with these 323 queries, a stratum gap
+smaller than 0.11 in nDCG@10 cannot be seen* (power < 0.8).  Here the simulation is small
+(``n_draws`` = 200 draws per point, 199 permutations per test: power ± 0.03 near 0.8, so the
+MDE is good to about ±0.01); ``benchmarks/strata_power.py`` runs the full study.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.power import EFFECT_GRID, SHARES, TARGET_POWER, power_study
+
+__all__ = ["detectable_effect", "MDE_DRAWS", "MDE_RESAMPLES"]
+
+MDE_DRAWS = 200
+MDE_RESAMPLES = 199
+
+
+def detectable_effect(a, b, labels, *, test: str, n_draws: int = MDE_DRAWS,
+                      n_resamples: int = MDE_RESAMPLES, seed: int = 0) -> dict | None:
+    """``{"test", "type1_error", "mde": {share: d or None}, "power": {share: {d: power}}, ...}``
+    (JSON-ready) for one test of :data:`mteb_stratified.core.power.TESTS`; None with fewer
+    than two strata or four queries (nothing to test)."""
+    labels = list(labels)
+    if len(labels) < 4 or len(set(labels)) < 2:
+        return None
+    study = power_study(np.asarray(a, float), np.asarray(b, float), labels, tests=(test,),
+                        effects=EFFECT_GRID, shares=SHARES, grid=(), n_draws=n_draws,
+                        n_resamples=n_resamples, seed=seed)
+    d = study.to_dict()["tests"][test]
+    return {"test": test, "what": d["what"], "type1_error": d["type1_error"],
+            "mde": d["mde"], "power": d["power"], "target_power": TARGET_POWER, "n_draws": n_draws,
+            "n_resamples": n_resamples, "grid": list(EFFECT_GRID),
+            "rule": "gap added to B's scores (clipped to [0, 1]) in random strata holding "
+                    "20% (10%) ± a quarter of the queries; MDE: the gap at which the test "
+                    "reaches power 0.8 (None: not within the grid, up to 0.4)"}
