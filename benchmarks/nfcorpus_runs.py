@@ -1,11 +1,11 @@
-"""The two runs that `strata_validity.py` and `doc_cluster_baseline.py` were measured with.
+"""The two runs that `strata_validity.py` and `strata_power.py` were measured with.
 
     python benchmarks/nfcorpus_runs.py --data ../shared/data/nfcorpus --splits dev,test --out DIR
 
 Writes ``DIR/bm25.<split>.trec`` (bm25s over ``title text``, every document scored, depth 1000,
 as ``mteb-stratified demo``) and ``DIR/minilm.<split>.trec`` (the packaged all-MiniLM-L6-v2,
 fp32, cosine over the whole corpus, top 1000), and ``DIR/doc_embeddings.npy`` (the document
-embeddings, reused by ``doc_cluster_baseline.py --cache DIR``).  On NFCorpus test the MiniLM run
+embeddings, reused by a rerun).  On NFCorpus test the MiniLM run
 gives the published nDCG@10, 0.3159 tie-oblivious.  About 9 minutes on 2 cores, mostly the
 corpus embedding.
 """

@@ -1,0 +1,176 @@
+"""Type I error, power and minimum detectable effect of every strata test, on real per-query
+scores (issue #28).
+
+    python benchmarks/strata_power.py --data ../shared/data/nfcorpus --structure bundled \
+        --split test --run BM25=bm25.test.trec --run MiniLM=minilm.test.trec --json OUT.json
+
+For each grain (``--min-queries``, default ``1,50``: 1 is the fine clusters, the strata before
+the cluster tree; 50 the default evaluated grain) the strata are the artifact's cluster tree cut
+at that many queries (:mod:`mteb_stratified.stratification.grain`), and every test the strata
+block reports is simulated on the two runs' per-query nDCG@10 (:mod:`mteb_stratified.core
+.power`): the one-system heterogeneity and split-half tests (on B; Type I also on A), and for
+the pair the max-|z| and omnibus paired heterogeneity tests, the flip test, split-half of the
+differences and the per-stratum sign-flip tests.
+
+* Type I error: the share of ``--draws`` null draws (strata labels permuted among the queries)
+  called significant at α = 0.05;
+* power: the share of planted draws called significant, with d = 0.05, 0.10, 0.20 added to B's
+  scores (clipped to [0, 1]) in random strata holding 20% ± 5% (and 10% ± 2.5%) of the
+  queries, redrawn per draw;
+* MDE: the d at which power reaches 0.8, interpolated on d ∈ {0.025, 0.05, 0.075, 0.10, 0.15,
+  0.20, 0.30, 0.40} (the points off the three effects with ``--grid-draws`` draws).
+
+``--structure bundled`` is the NFCorpus artifact shipped in the package (its test queries'
+entities are bundled; other splits are extracted with the artifact's extractor).  The JSON
+holds, per grain and test, ``type1_error``, ``power`` keyed by share then effect, and ``mde``
+keyed by share.  The runs of ``benchmarks/nfcorpus_runs.py`` are the ones measured in the
+README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def _fmt(x, nd=3) -> str:
+    return "n/a" if x is None else f"{x:.{nd}f}"
+
+
+def load_strata(data_dir: str, structure: str, split: str):
+    """(artifact, dataset, strata) for a BEIR folder and an artifact folder or ``bundled``."""
+    from mteb_stratified.io import load_beir
+    from mteb_stratified.stratification import strata_for_dataset
+    from mteb_stratified.structure.artifact import StructureArtifact
+
+    data = load_beir(data_dir, split)
+    if structure == "bundled":
+        from mteb_stratified.stratification.bundled import (load_query_entities,
+                                                            query_entities_path)
+        art = StructureArtifact.bundled("nfcorpus")
+        art.check_corpus(data.corpus, source=data_dir)
+        path = query_entities_path("nfcorpus", split)
+        import os
+        entities = load_query_entities(path) if os.path.exists(path) else None
+        return art, data, strata_for_dataset(art, data, check_corpus=False,
+                                             query_entities=entities)
+    art = StructureArtifact.load(structure, corpus=data.corpus)
+    return art, data, strata_for_dataset(art, data, check_corpus=False)
+
+
+def two_runs(specs) -> list | None:
+    """``[(name, path), (name, path)]`` of two ``--run NAME=TREC`` options (None: an error was
+    printed)."""
+    runs = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            print(f"--run {spec!r}: give NAME=TREC_FILE", file=sys.stderr)
+            return None
+        runs.append((name, path))
+    if len(runs) != 2:
+        print("give exactly two --run NAME=TREC_FILE (A, then B)", file=sys.stderr)
+        return None
+    return runs
+
+
+def per_query(data, strata, runs: list, measure: str) -> dict:
+    from mteb_stratified.core import InputError
+    from mteb_stratified.report import per_query_from_run
+
+    out = {}
+    qids = list(strata.queries)
+    for name, path in runs:
+        pq = per_query_from_run(data.qrels, path, measure)
+        missing = [q for q in qids if q not in pq.queries]
+        if missing:
+            raise InputError(f"{len(missing)} stratified queries are not in the run's "
+                             f"evaluation (e.g. {missing[:3]})", source=path,
+                             fix="evaluate the run on the same split")
+        out[name] = np.asarray(pq.subset(qids).column("expected"), dtype=np.float64)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True, help="BEIR folder (corpus, queries, qrels)")
+    ap.add_argument("--structure", default="bundled", help="artifact folder, or bundled")
+    ap.add_argument("--split", default="test", help="evaluated split (default: test)")
+    ap.add_argument("--run", action="append", required=True, metavar="NAME=TREC",
+                    help="a run; give two (A first, B second: gaps are planted in B)")
+    ap.add_argument("--min-queries", default="1,50", metavar="M[,M...]",
+                    help="grains: the tree cut at these minimum stratum sizes (default: 1,50)")
+    ap.add_argument("--measure", default="nDCG@10")
+    ap.add_argument("--draws", type=int, default=1000, help="draws per setting (default 1000)")
+    ap.add_argument("--grid-draws", type=int, default=300,
+                    help="draws per MDE grid point off the three effects (default 300)")
+    ap.add_argument("--resamples", type=int, default=499,
+                    help="permutations per test (default 499)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None, help="write the figures here")
+    args = ap.parse_args(argv)
+
+    from mteb_stratified.core import InputError
+    from mteb_stratified.core.power import TESTS, power_study
+    from mteb_stratified.stratification import evaluated_strata
+
+    t0 = time.perf_counter()
+    runs = two_runs(args.run)
+    if runs is None:
+        return 2
+    try:
+        grains = [int(m) for m in args.min_queries.split(",")]
+        art, data, strata = load_strata(args.data, args.structure, args.split)
+        vals = per_query(data, strata, runs, args.measure)
+        (a_name, _), (b_name, _) = runs
+        out = {"data": args.data, "split": args.split, "structure": args.structure,
+               "measure": args.measure, "a": a_name, "b": b_name,
+               "n_queries": strata.n_queries, "draws": args.draws,
+               "grid_draws": args.grid_draws, "resamples": args.resamples, "grains": {}}
+        for m in grains:
+            t = time.perf_counter()
+            ev = evaluated_strata(strata, art, min_queries=m)
+            labels = ev.strata.primary.tolist()
+            study = power_study(vals[a_name], vals[b_name], labels, n_draws=args.draws,
+                                grid_draws=args.grid_draws, n_resamples=args.resamples,
+                                seed=args.seed)
+            g = study.to_dict()
+            g["min_queries"] = m
+            g["strata"] = [(s["name"], s["n"]) for s in ev.describe()["strata"]]
+            g["seconds"] = round(time.perf_counter() - t, 1)
+            out["grains"][str(m)] = g
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+
+    print(f"# strata power: {args.data} {args.split}, {strata.n_queries} queries, "
+          f"A = {a_name}, B = {b_name} (gaps planted in B), {args.draws} draws "
+          f"({args.grid_draws} off the three effects), {args.resamples} permutations")
+    for m, g in out["grains"].items():
+        sizes = g["strata_sizes"]
+        print(f"\n## --min-queries {m}: {g['n_strata']} strata with queries (sizes "
+              f"{sizes[:8]}{' …' if len(sizes) > 8 else ''}; {g['seconds']} s)")
+        print(f"{'test':<23} {'Type I':>7} {'(A)':>6}  power at d = 0.05 / 0.10 / 0.20, "
+              f"20% | 10% of queries   MDE 20% / 10%")
+        for t in TESTS:
+            r = g["tests"][t]
+            p20, p10 = r["power"]["0.2"], r["power"]["0.1"]
+            row = " / ".join(_fmt(p20[e], 2) for e in ("0.05", "0.1", "0.2"))
+            row10 = " / ".join(_fmt(p10[e], 2) for e in ("0.05", "0.1", "0.2"))
+            print(f"{t:<23} {r['type1_error']:7.3f} {_fmt(r['type1_error_a']):>6}  "
+                  f"{row:<18} | {row10:<18}   {_fmt(r['mde']['0.2'])} / {_fmt(r['mde']['0.1'])}")
+    print(f"\n({out['seconds']} s)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
