@@ -18,12 +18,13 @@ means ȳ_k, grand mean ȳ, total sum of squares SST = Σ_i (y_i − ȳ)², s² =
   / Q)), the deviation of stratum k's sum standardised by its exact permutation standard
   deviation (a stratum's sum is that of n_k draws without replacement from the Q values);
   T = max_k |z_k| over the tested strata (n_k ≥ ``min_size``).  Per stratum, the
-  Westfall–Young single-step adjusted p-value p̃_k = (1 + #{b : T*_b ≥ |z_k|}) / (1 + B) keeps
-  the family-wise error ≤ α under any dependence (Westfall & Young 1993, *Resampling-Based
-  Multiple Testing*, algorithm 2.5);
+  Westfall–Young single-step adjusted p-value p̃_k = (1 + #{b : T*_b ≥ |z_k|}) / (1 + B)
+  (Westfall & Young 1993, *Resampling-Based Multiple Testing*, algorithm 2.5) keeps the
+  family-wise error ≤ α exactly under the complete null (random strata); strong control when
+  only some strata differ would need subset pivotality, which relabelling does not guarantee;
 * **flip strength** of a paired difference d = a − b: F = Σ_{k tested, ȳ_k ȳ < 0} n_k ȳ_k² / s²,
-  the between-strata sum of squares of the strata whose mean difference has the opposite sign
-  to the overall one (a continuous statistic, so the test is exact in level; the counts of
+  the (uncentred) size of the strata whose mean difference has the opposite sign to the
+  overall one (a continuous statistic, so the test is exact in level; the counts of
   flips and of per-stratum significant flips are reported next to it);
 * **split-half**: split each stratum's queries at random into halves A and B; r = the Pearson
   correlation, across strata with n_k ≥ 2, of the halves' stratum means, averaged over
@@ -34,7 +35,8 @@ means ȳ_k, grand mean ȳ, total sum of squares SST = Σ_i (y_i − ȳ)², s² =
 * per stratum, the paired difference against 0 (:func:`stratum_differences`): under the null
   that a and b are exchangeable on every query the signs of d_i are random, so S_k has
   standard deviation √(Σ_{i∈k} d_i²) exactly; z_k = S_k / √(Σ_{i∈k} d_i²), with Westfall–Young
-  adjusted p-values from random sign flips (Holm's step-down adjustment over per-stratum
+  adjusted p-values from random sign flips (strata are disjoint, so the sign-flip version has
+  subset pivotality and strong family-wise control; Holm's step-down adjustment over per-stratum
   t-tests was conservative on nDCG differences, which are 0 for many queries: a measured
   family-wise error of 0.000–0.035 at α = 0.05 on NFCorpus dev).
 
@@ -122,12 +124,28 @@ def _check_resamples(n_resamples) -> int:
     return int(n_resamples)
 
 
-def _relabellings(codes: np.ndarray, n_resamples: int, rng) -> np.ndarray:
-    """(1 + B, Q): the observed labelling, then B uniform permutations of it."""
-    out = np.empty((n_resamples + 1, codes.size), dtype=np.int64)
-    out[0] = codes
-    out[1:] = rng.permuted(np.broadcast_to(codes, (n_resamples, codes.size)), axis=1)
-    return out
+class _Relabellings:
+    """The observed labelling, then B uniform permutations of it, drawn block by block (at most
+    ``_BLOCK`` labels a block) from one seed per block: memory stays bounded for any Q and B,
+    and the same labellings come back each time the blocks are walked."""
+
+    def __init__(self, codes: np.ndarray, n_resamples: int, rng) -> None:
+        self.codes = codes
+        self.n = n_resamples + 1
+        self.size = max(1, _BLOCK // max(codes.size, 1))
+        self.seeds = rng.integers(0, 2**63 - 1, size=-(-self.n // self.size))
+
+    def blocks(self):
+        """``(first index, labels (c, Q))`` per block; row 0 of the first is the observed."""
+        Q = self.codes.size
+        for i, seed in enumerate(self.seeds.tolist()):
+            lo = i * self.size
+            c = min(self.n, lo + self.size) - lo
+            L = np.random.default_rng(seed).permuted(np.broadcast_to(self.codes, (c, Q)),
+                                                     axis=1)
+            if lo == 0:
+                L[0] = self.codes
+            yield lo, L
 
 
 def _block_sums(Y: np.ndarray, L: np.ndarray, k: int) -> np.ndarray:
@@ -144,30 +162,30 @@ def _block_sums(Y: np.ndarray, L: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(idx, weights=w, minlength=R * c * k).reshape(R, c, k)
 
 
-def _all_sums(y: np.ndarray, L: np.ndarray, k: int) -> np.ndarray:
-    """(c, k) stratum sums of one value row under every labelling of L."""
-    step = max(1, _BLOCK // max(1, y.size * min(k, _DENSE_MAX_K + 1)))
-    return np.concatenate([_block_sums(y[None, :], L[i:i + step], k)[0]
-                           for i in range(0, L.shape[0], step)])
+def _all_sums(y: np.ndarray, rel: _Relabellings, k: int) -> np.ndarray:
+    """(1 + B, k) stratum sums of one value row under every labelling."""
+    return _reduce(y[None, :], rel, k, lambda S, S2, rows: S, width=k)[0]
 
 
-def _reduce(Y: np.ndarray, L: np.ndarray, k: int, stat, squares: bool = False) -> np.ndarray:
-    """(R, c) = stat(S, S2, rows) over blocks of rows of Y and labellings L (bounded memory)."""
+def _reduce(Y: np.ndarray, rel: _Relabellings, k: int, stat, squares: bool = False,
+            width: int | None = None) -> np.ndarray:
+    """(R, 1 + B) = stat(S, S2, rows) over blocks of rows of Y and of the relabellings
+    (bounded memory); ``width``: stat returns (r, c, width) instead of (r, c)."""
     R, Q = Y.shape
-    c = L.shape[0]
     per = Q if k > _DENSE_MAX_K else k
-    n_lab = max(1, min(c, _BLOCK // max(1, Q * k if k <= _DENSE_MAX_K else Q)))
+    n_lab = max(1, _BLOCK // max(1, Q * k if k <= _DENSE_MAX_K else Q))
     n_row = max(1, min(R, _BLOCK // max(1, n_lab * per)))
-    out = np.empty((R, c))
-    for r0 in range(0, R, n_row):
-        rows = slice(r0, min(R, r0 + n_row))
-        Yr = Y[rows]
-        Y2 = Yr * Yr if squares else None
-        for c0 in range(0, c, n_lab):
+    out = np.empty((R, rel.n) if width is None else (R, rel.n, width))
+    Y2 = Y * Y if squares else None
+    for lo, L in rel.blocks():
+        for c0 in range(0, L.shape[0], n_lab):
             Lc = L[c0:c0 + n_lab]
-            S = _block_sums(Yr, Lc, k)
-            S2 = _block_sums(Y2, Lc, k) if squares else None
-            out[rows, c0:c0 + n_lab] = stat(S, S2, rows)
+            cols = slice(lo + c0, lo + c0 + Lc.shape[0])
+            for r0 in range(0, R, n_row):
+                rows = slice(r0, min(R, r0 + n_row))
+                S = _block_sums(Y[rows], Lc, k)
+                S2 = _block_sums(Y2[rows], Lc, k) if squares else None
+                out[rows, cols] = stat(S, S2, rows)
     return out
 
 
@@ -260,9 +278,10 @@ def permutation_pvalues(Y, labels, statistic: str = "omnibus", *, n_resamples: i
     codes, keys = _codes(labels)
     k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
-    L = _relabellings(codes, B, as_generator(rng, seed))
-    stat = _statistic(statistic, n, _Moments.of(Y), n >= min_size)
-    return _pvalues(_reduce(Y, L, k, stat))
+    rel = _Relabellings(codes, B, as_generator(rng, seed))
+    tested = n >= (max(2, min_size) if statistic == "flip" else min_size)
+    stat = _statistic(statistic, n, _Moments.of(Y), tested)
+    return _pvalues(_reduce(Y, rel, k, stat))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,18 +329,18 @@ class HeterogeneityResult:
                 "strata": [dict(s) for s in self.strata]}
 
 
-def _stratum_rows(y, codes, keys, L, min_size) -> tuple:
+def _stratum_rows(y, codes, keys, rel: _Relabellings, min_size) -> tuple:
     """Per tested stratum: n, mean, deviation, z, raw and Westfall–Young p (one value row)."""
     k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
     tested = n >= min_size
     mo = _Moments.of(y[None, :])
-    S = _all_sums(y, L, k)
+    S = _all_sums(y, rel, k)
     z = _z(S[None], n, mo, slice(0, 1), _z_scale(n, mo.Q, tested))[0]   # (1 + B, k)
     az = np.abs(z)
     tmax = az.max(axis=1)
     idx = np.flatnonzero(tested & np.isfinite(_z_scale(n, mo.Q, tested)))
-    B = L.shape[0] - 1
+    B = rel.n - 1
     rows = []
     grand = y.mean()
     for i in idx.tolist():
@@ -343,11 +362,11 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     y, codes, keys = _check_values(values, labels)
     B = _check_resamples(n_resamples)
     k = len(keys)
-    L = _relabellings(codes, B, as_generator(rng, seed))
+    rel = _Relabellings(codes, B, as_generator(rng, seed))
     n = np.bincount(codes, minlength=k).astype(np.float64)
     mo = _Moments.of(y[None, :])
-    ssb_all = _reduce(y[None, :], L, k, _omnibus(n, mo))[0]
-    strata, _ = _stratum_rows(y, codes, keys, L, min_size)
+    ssb_all = _reduce(y[None, :], rel, k, _omnibus(n, mo))[0]
+    strata, _ = _stratum_rows(y, codes, keys, rel, min_size)
     sst = float(mo.sst[0])
     ssb = float(ssb_all[0])
     eta = ssb / sst if sst > 0 else 0.0
@@ -415,10 +434,10 @@ def paired_heterogeneity_test(a, b, labels, *, n_resamples: int = 2000, min_size
     d, codes, keys = _paired(a, b, labels)
     B = _check_resamples(n_resamples)
     k = len(keys)
-    L = _relabellings(codes, B, as_generator(rng, seed))
+    rel = _Relabellings(codes, B, as_generator(rng, seed))
     n = np.bincount(codes, minlength=k).astype(np.float64)
     mo = _Moments.of(d[None, :])
-    strata, S = _stratum_rows(d, codes, keys, L, min_size)
+    strata, S = _stratum_rows(d, codes, keys, rel, min_size)
     tested = n >= min_size
     zmax = np.abs(_z(S[None], n, mo, slice(0, 1), _z_scale(n, mo.Q, tested))[0]).max(axis=1)
     ssb = (S * S / n).sum(axis=1) - mo.total[0] ** 2 / mo.Q
@@ -472,15 +491,21 @@ def _sign_flip_max(D: np.ndarray, codes: np.ndarray, idx: np.ndarray, k: int,
     S2 = (D * D) @ onehot
     scale = np.sqrt(np.where(S2 > 0, S2, np.inf))
     obs = np.abs(S) / scale
-    eps = np.where(rng.random((n_resamples, Q)) < 0.5, -1.0, 1.0)
     m = idx.size
     tmax = np.empty((n_resamples, R))
-    step = max(1, _BLOCK // max(1, n_resamples * m))
-    for r0 in range(0, R, step):
-        Dr = D[r0:r0 + step]
-        M = (Dr.T[:, :, None] * onehot[:, None, :]).reshape(Q, -1)
-        Sb = (eps @ M).reshape(n_resamples, Dr.shape[0], m)
-        tmax[:, r0:r0 + step] = (np.abs(Sb) / scale[r0:r0 + step][None]).max(axis=2)
+    n_eps = max(1, _BLOCK // max(Q, 1))                 # sign vectors a block
+    seeds = rng.integers(0, 2**63 - 1, size=-(-n_resamples // n_eps))
+    step = max(1, _BLOCK // max(1, Q * m, n_eps * m))   # rows a block
+    for j, seed in enumerate(seeds.tolist()):
+        b0 = j * n_eps
+        nb = min(n_resamples, b0 + n_eps) - b0
+        eps = np.where(np.random.default_rng(seed).random((nb, Q)) < 0.5, -1.0, 1.0)
+        for r0 in range(0, R, step):
+            Dr = D[r0:r0 + step]
+            M = (Dr.T[:, :, None] * onehot[:, None, :]).reshape(Q, -1)
+            Sb = (eps @ M).reshape(nb, Dr.shape[0], m)
+            z = np.abs(Sb) / scale[r0:r0 + step][None]
+            tmax[b0:b0 + nb, r0:r0 + step] = z.max(axis=2)
     return obs, tmax
 
 
@@ -590,7 +615,7 @@ def flip_test(a, b, labels, *, min_size: int = 5, alpha: float = 0.05, n_resampl
     k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
     tested = n >= max(2, min_size)
-    L = _relabellings(codes, B, as_generator(rng, seed))
+    rel = _Relabellings(codes, B, as_generator(rng, seed))
     mo = _Moments.of(d[None, :])
     counts = []
 
@@ -603,7 +628,7 @@ def flip_test(a, b, labels, *, min_size: int = 5, alpha: float = 0.05, n_resampl
         counts.append(np.stack([opposite.sum(axis=2), sig.sum(axis=2)], axis=-1)[0])
         return _flip(n, mo, tested)(S, S2, rows)
 
-    F = _reduce(d[None, :], L, k, stat, squares=True)
+    F = _reduce(d[None, :], rel, k, stat, squares=True)
     c = np.concatenate(counts)              # (1 + B, 2)
     n_tested = int(tested.sum())
     denom = max(n_tested, 1)
@@ -660,28 +685,28 @@ def _split_r(S, counts, usable):
 
 def _split_half_matrix(Y, codes, k, n_splits, n_resamples, rng) -> np.ndarray:
     """(R, 1 + B): split-half r of each row under the observed labelling (column 0) and B
-    random stratifications, each averaged over the same ``n_splits`` splits."""
+    random stratifications, each averaged over the same ``n_splits`` splits (relabellings and
+    their halvings drawn block by block: bounded memory)."""
     n = np.bincount(codes, minlength=k).astype(np.float64)
     usable = n >= 2
-    L = _relabellings(codes, n_resamples, rng)
-    H = _halvings(L, n, n_splits, rng)
-    counts = np.zeros((H.shape[0], 2 * k))
-    np.add.at(counts, (np.repeat(np.arange(H.shape[0]), H.shape[1]), H.ravel()), 1.0)
-    R = Y.shape[0]
-    out = np.empty((R, L.shape[0]))
-    per = max(1, _BLOCK // max(1, Y.shape[1] * 2 * k) // n_splits)   # labellings per block
-    step = per * n_splits
-    for c0 in range(0, H.shape[0], step):
-        Hc = H[c0:c0 + step]
-        rows = max(1, _BLOCK // max(1, Hc.shape[0] * 2 * k))
-        S = np.concatenate([_block_sums(Y[r0:r0 + rows], Hc, 2 * k)
-                            for r0 in range(0, R, rows)])
-        r = _split_r(S, counts[c0:c0 + step], usable).reshape(R, -1, n_splits)
-        good = np.isfinite(r)
-        mean = np.where(good.any(axis=2),
-                        np.where(good, r, 0.0).sum(axis=2) / np.maximum(good.sum(axis=2), 1),
-                        np.nan)
-        out[:, c0 // n_splits:c0 // n_splits + mean.shape[1]] = mean
+    rel = _Relabellings(codes, n_resamples, rng)
+    R, Q = Y.shape
+    out = np.empty((R, rel.n))
+    per = max(1, _BLOCK // max(1, Q * 2 * k * n_splits))   # labellings a block of halvings
+    for lo, L in rel.blocks():
+        for c0 in range(0, L.shape[0], per):
+            H = _halvings(L[c0:c0 + per], n, n_splits, rng)
+            counts = np.zeros((H.shape[0], 2 * k))
+            np.add.at(counts, (np.repeat(np.arange(H.shape[0]), Q), H.ravel()), 1.0)
+            rows = max(1, _BLOCK // max(1, H.shape[0] * 2 * k))
+            S = np.concatenate([_block_sums(Y[r0:r0 + rows], H, 2 * k)
+                                for r0 in range(0, R, rows)])
+            r = _split_r(S, counts, usable).reshape(R, -1, n_splits)
+            good = np.isfinite(r)
+            mean = np.where(good.any(axis=2),
+                            np.where(good, r, 0.0).sum(axis=2)
+                            / np.maximum(good.sum(axis=2), 1), np.nan)
+            out[:, lo + c0:lo + c0 + mean.shape[1]] = mean
     return out
 
 

@@ -17,17 +17,20 @@ primary cluster is c and a minimum m (``min_queries``), bottom-up from level ``s
 * pool(u) = the fine clusters of u that are in no stratum yet (at ``start``: all of u's);
 * if Σ_{c ∈ pool(u)} n_c ≥ m, pool(u) becomes the stratum (ℓ, u); otherwise it is merged into
   its parent: it joins the parent's pool;
-* at the top level a pool that is still short of m (fine clusters nobody's stratum took, with
-  fewer than m queries) joins the stratum formed nearest the top (highest level, then the most
-  queries, then the smallest unit id); with no stratum at all (fewer than m queries in the whole
-  set) the top unit is the one stratum.
+* what is still short of m at the top (fine clusters no stratum took, fewer than m queries in
+  all) joins, cluster by cluster, the stratum **nearest in the tree**: among the strata under
+  the cluster's lowest ancestor that holds one, the one with the most queries (then the
+  smallest index); such a stratum is marked *absorbed*.  With no stratum at all (fewer than m
+  queries in the whole set) the top unit is the one stratum.  With m = 1 the strata are the
+  query-holding fine clusters, each cluster without queries joining its nearest one.
 
 Every fine cluster is in exactly one stratum, so the stratum weights (the sum of the fine
 clusters' weights) add up to the corpus; the fine clusters without queries inside a stratum
 take its mean in a corpus-weighted estimate (collapsed strata), while MSC, SCC and the gap list
 stay at the fine level.  Only the query *counts* decide the cut, never the queries' scores, so
 the grain cannot be tuned to a result.  A stratum formed at level ℓ from a pool that lost some
-children to their own strata is unit u "minus those", named ``u (rest)`` in reports.
+children to their own strata is unit u "minus those", named ``u (rest)`` in reports; an
+absorbed one is named with a ``+``.
 """
 
 from __future__ import annotations
@@ -139,8 +142,9 @@ class TreeCut:
 
     ``stratum`` (C,): each fine cluster's stratum index; ``nodes[s]`` = (level, unit) of
     stratum s; ``rest[s]``: True when a child of that unit formed a stratum of its own, so the
-    stratum is the unit minus those; ``n_queries[s]``; ``min_queries`` and ``start`` the
-    rule's settings; ``short``: True when the whole query set holds fewer than ``min_queries``.
+    stratum is the unit minus those; ``absorbed[s]``: True when it also took in clusters left
+    over at the top; ``n_queries[s]``; ``min_queries`` and ``start`` the rule's settings;
+    ``short``: True when the whole query set holds fewer than ``min_queries``.
     """
 
     stratum: np.ndarray
@@ -150,6 +154,7 @@ class TreeCut:
     min_queries: int
     start: int
     short: bool
+    absorbed: tuple = ()
 
     @property
     def n_strata(self) -> int:
@@ -162,6 +167,7 @@ class TreeCut:
         return {"min_queries": self.min_queries, "start_level": self.start,
                 "n_strata": self.n_strata, "short": self.short,
                 "strata": [{"level": lvl, "unit": u, "rest": r, "n_queries": int(n),
+                            "absorbed": bool(self.absorbed[s]) if self.absorbed else False,
                             "clusters": np.flatnonzero(self.stratum == s).tolist()}
                            for s, ((lvl, u), r, n) in enumerate(zip(self.nodes, self.rest,
                                                                     self.n_queries))]}
@@ -205,10 +211,24 @@ def cut_tree(tree: ClusterTree, counts, min_queries: int, *, start: int = 0) -> 
         nodes.append((tree.n_levels - 1, 0))
         rest.append(False)
         n_q.append(int(counts.sum()))
-    elif left.any():
-        # the nearest the top: highest level, then most queries, then smallest unit id
-        s = min(range(len(nodes)), key=lambda i: (-nodes[i][0], -n_q[i], nodes[i][1]))
-        stratum[left] = s
-        n_q[s] += int(counts[left].sum())
+    absorbed = [False] * len(nodes)
+    if not short and left.any():
+        taken = stratum.copy()
+        for c in np.flatnonzero(left).tolist():
+            s = _nearest_stratum(tree, taken, c, start, n_q)
+            stratum[c] = s
+            n_q[s] += int(counts[c])
+            absorbed[s] = True
     return TreeCut(stratum, tuple(nodes), tuple(rest), np.asarray(n_q, dtype=np.int64), m,
-                   start, short)
+                   start, short, tuple(absorbed))
+
+
+def _nearest_stratum(tree: ClusterTree, taken: np.ndarray, c: int, start: int, n_q) -> int:
+    """The stratum nearest to cluster c in the tree: among the strata under c's lowest
+    ancestor that holds one, the one with the most queries (then the smallest index)."""
+    for level in range(start, tree.n_levels):
+        anc = tree.ancestors(level)
+        near = np.unique(taken[(anc == anc[c]) & (taken >= 0)])
+        if near.size:
+            return int(min(near.tolist(), key=lambda s: (-n_q[s], s)))
+    raise RuntimeError("no stratum under the top unit")  # pragma: no cover - nodes is not empty

@@ -300,7 +300,10 @@ def _mde_text(power, measure: str, n_queries: int) -> str:
     if not power:
         return ""
     m20, m10 = power["mde"].get("0.2"), power["mde"].get("0.1")
-    if m20 is None:
+    if m20 is None and all(v is None for v in power["power"].get("0.2", {}).values()):
+        text = (f" No set of these strata holds 20% of the {n_queries} queries, so no stratum "
+                "gap of that size could be planted to measure what the tests can see")
+    elif m20 is None:
         text = (f" With these {n_queries} queries not even a gap of {power['grid'][-1]:.2f} in "
                 f"{measure} in strata holding 20% of the queries would be seen 8 times in 10")
     else:

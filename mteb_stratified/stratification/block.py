@@ -40,7 +40,7 @@ def flat_strata_scores(block: dict, measure: str) -> dict:
 
     ``strata_<estimator>_<metric>_expected`` (pooled, macro, post_stratified) with their 95%
     analytic interval bounds (``..._ci_low``/``..._ci_high``), ``strata_msc``, ``strata_scc``
-    and ``strata_uncovered_weight``.
+    and ``strata_uncovered_weight`` (the corpus weight of the fine clusters without queries).
     """
     key = mteb_key(measure)
     out: dict = {}
@@ -263,7 +263,10 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "coverage": coverage,
         "gaps": coverage["cluster"]["top_gaps"],
         "estimates": estimates,
-        "uncovered_weight": design.uncovered_weight,
+        # the corpus weight of fine clusters no query reaches (the evaluated strata hold them
+        # all, so at that grain nothing is uncovered unless a stratum has no query)
+        "uncovered_weight": bounds["uncovered_weight"] if bounds else design.uncovered_weight,
+        "evaluated_uncovered_weight": design.uncovered_weight,
         "bounds": bounds,
         "per_stratum": rows,
         "heterogeneity": het,

@@ -5,7 +5,8 @@
 from the user's settings, never from a path or endpoint in the artifact) (or given,
 e.g. precomputed and bundled) and canonicalises the document entities; ``alignment="soft"``
 matches entities by embedding (cosine ≥ τ).  Each query also carries its lexical containment
-(:mod:`.lexical`), the yardstick J is reported next to.  Definitions (ours): :mod:`mteb_stratified.core.strata`.
+(:mod:`.lexical`), the yardstick J is reported next to.  Definitions (ours):
+:mod:`mteb_stratified.core.strata`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ holds at least ``min_queries`` queries (rule: :mod:`mteb_stratified.core.hierarc
 
 Estimates and chance tests use these strata; coverage (MSC, SCC) and the gap list stay at the
 fine clusters.  A stratum is a unit of the tree, written ``L<level>.<unit>`` (level 0: the
-fine cluster ``c<id>``), with ``(rest)`` when some of its clusters formed strata of their own.
+fine cluster ``c<id>``), with ``(rest)`` when some of its clusters formed strata of their own
+and ``+`` when it also took in clusters left over at the top (each joins its nearest stratum
+in the tree).
 
 * :func:`evaluated_strata` — the cut, the coarse :class:`~mteb_stratified.core.QueryStrata`,
   labels and weights;
@@ -75,7 +77,8 @@ class EvaluatedStrata:
                 "n_strata": cut.n_strata, "levels": levels, "short": cut.short,
                 "n_queries": [int(x) for x in cut.n_queries], "why": why,
                 "strata": [{"stratum": s, "name": self.names[s], "label": self.labels[s],
-                            "level": lvl, "unit": u, "rest": r, "n": int(n),
+                            "level": lvl, "unit": u, "rest": r,
+                            "absorbed": bool(cut.absorbed[s]), "n": int(n),
                             "weight": float(self.weights[s]),
                             "clusters": np.flatnonzero(cut.stratum == s).tolist()}
                            for s, ((lvl, u), r, n) in enumerate(zip(cut.nodes, cut.rest,
@@ -98,8 +101,8 @@ def evaluated_strata(strata: QueryStrata, artifact, *, min_queries: int = DEFAUL
     cut = cut_tree(tree, counts, m, start=tree.check_level(level))
     mass = np.array([artifact.cluster_mass.get(c, 0.0) for c in range(strata.n_clusters)])
     weights = np.bincount(cut.stratum, weights=mass, minlength=cut.n_strata)
-    names = tuple(unit_name(lvl, u) + (" (rest)" if r else "")
-                  for (lvl, u), r in zip(cut.nodes, cut.rest))
+    names = tuple(unit_name(lvl, u) + (" (rest)" if r else "") + ("+" if a else "")
+                  for (lvl, u), r, a in zip(cut.nodes, cut.rest, cut.absorbed))
     labels = tuple(artifact.unit_label(lvl, u) or "" for lvl, u in cut.nodes)
     return EvaluatedStrata(strata, strata.coarsen(cut.stratum, cut.n_strata), cut, names,
                            labels, weights)
@@ -110,6 +113,10 @@ def cell_strata(ev: EvaluatedStrata) -> tuple[list, dict]:
     one label ``(s, Δ level, J level)`` per query (``"rest"`` for pooled cells) and each
     label's weight W_s · n_cell / n_s."""
     st = ev.strata
+    if not st.has_alignment:
+        raise InputError("the 'cell' scheme needs the alignment J, which was not computed",
+                         fix="pass query_entities and doc_entities to stratify(), or use "
+                             "scheme='cluster'")
     m = ev.cut.min_queries
     grid = st.grid
     db, ab = st.dispersion_bin, st.alignment_bin

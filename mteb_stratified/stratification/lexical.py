@@ -13,7 +13,8 @@ documents contain.  The obvious rival is the same share of the query's *words*:
 
 A bare J–measure correlation says little on its own: J's signal could be lexical overlap, which
 BM25 scores directly (measured on a held-out corpus: a partial ρ of 0.40 given |rel| fell to
-−0.01 given lexical containment too).
+−0.01 given lexical containment too).  J "adds" when p ≤ 0.05 and r > 0; otherwise the report
+says there is no evidence that it adds (not that it adds nothing).
 """
 
 from __future__ import annotations
@@ -104,9 +105,9 @@ def alignment_adds(alignment, lexical, n_relevant, values) -> dict:
         verdict = (f"J adds to lexical overlap: given |rel| and lexical containment its partial "
                    f"Spearman correlation with the measure is {r:.2f} (p = {p:.3g})")
     else:
-        verdict = (f"J adds nothing beyond lexical overlap here: given |rel| and lexical "
+        verdict = (f"no evidence that J adds to lexical overlap here: given |rel| and lexical "
                    f"containment its partial Spearman correlation with the measure is {r:.2f} "
-                   f"(p = {p:.3g}), so J's strata say no more than the query's words do")
+                   f"(p = {p:.3g}), so J's bins may say no more than the query's words do")
     return {"partial_given_rel": given_rel, "partial_given_rel_and_lexical": given_both,
             "lexical_partial_given_rel": lex, "rho_alignment_lexical": rho, "verdict": verdict,
             "rule": "partial Spearman correlation: ranks residualised on the ranks of |rel| "

@@ -47,8 +47,12 @@ def _overall(d: np.ndarray, confidence_level: float) -> dict:
     se = float(d.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
     half = float(stats.t.ppf(0.5 + confidence_level / 2, max(n - 1, 1)) * se)
     t = mean / se if se > 0 else 0.0
+    if se > 0:
+        p = float(2 * stats.t.sf(abs(t), max(n - 1, 1)))
+    else:   # every difference the same: 0 is no difference, anything else is certain
+        p = 1.0 if mean == 0 else 0.0
     return {"mean_difference": mean, "ci_low": mean - half, "ci_high": mean + half,
-            "p_value": float(2 * stats.t.sf(abs(t), max(n - 1, 1))) if se > 0 else 1.0,
+            "p_value": p,
             "test": "paired t over the queries"}
 
 

@@ -170,14 +170,13 @@ def _row_problem(row, table: str) -> str | None:
                         f"got {c!r}: {w!r}")
     if table == "cluster_levels":
         if row["level"] < 1 or row["id"] < 0:
-            return f"cluster_levels level must be >= 1 and id >= 0, got {row['level']}, {row['id']}"
+            return (f"cluster_levels level must be >= 1 and id >= 0, got {row['level']}, "
+                    f"{row['id']}")
         if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
                    for c in row["children"] + row["clusters"]):
             return "cluster_levels children and clusters must be lists of cluster ids >= 0"
-        if not (_finite(row["mass"]) and row["mass"] >= 0):
-            return f"cluster_levels 'mass' must be a finite number >= 0, got {row['mass']!r}"
     if table in ("clusters", "cluster_levels") and not (_finite(row["mass"]) and row["mass"] >= 0):
-        return f"clusters 'mass' must be a finite number >= 0, got {row['mass']!r}"
+        return f"{table} 'mass' must be a finite number >= 0, got {row['mass']!r}"
     if table == "entities" and "centrality" in row and not _finite(row["centrality"]):
         return f"entities 'centrality' must be a finite number, got {row['centrality']!r}"
     if table == "doc_entities" and not all(isinstance(e, str) for e in row["entities"]):

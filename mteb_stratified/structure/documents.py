@@ -2,7 +2,7 @@
 
 Each document (``title. text``) is embedded with the structure's embedding model (the packaged
 all-MiniLM-L6-v2 by default; cached in the work folder), linked to its ``k`` nearest documents
-(exact cosine; a neighbour at cosine ≤ 0 is no link: Leiden takes no negative weight), and
+(exact cosine; a neighbour at negative cosine is no link: Leiden takes no negative weight), and
 the graph is clustered by the same consensus
 Leiden as the entity map (:mod:`.clustering`) at ``document_resolution``; every community is a
 cluster (none is dissolved, so every document has a stratum).  Then, with the same tables as

@@ -269,3 +269,31 @@ def test_split_half_batched_equals_single_and_uses_the_same_splits():
     batch = split_half_pvalues(y[None], labels, n_splits=8, n_resamples=60, seed=5)
     assert batch[0] == pytest.approx(single.p_value)
     assert single.to_dict()["n_splits"] == 8
+
+
+@pytest.mark.parametrize("block, dense", [(40, 2), (300, 160), (4_000_000, 160)])
+def test_blocks_and_chunks_change_nothing(monkeypatch, block, dense):
+    """Whatever the block sizes (relabellings, rows, the dense/bincount switch), the reduced
+    statistics equal a brute-force computation over the same relabellings."""
+    from mteb_stratified.core import chance
+
+    monkeypatch.setattr(chance, "_BLOCK", block)
+    monkeypatch.setattr(chance, "_DENSE_MAX_K", dense)
+    rng = np.random.default_rng(8)
+    labels = _labels([9, 7, 5, 3, 1])
+    k = 5
+    Y = rng.random((7, labels.size))
+    rel = chance._Relabellings(labels, 23, np.random.default_rng(1))
+    L = np.concatenate([blk for _, blk in rel.blocks()])
+    assert L.shape == (24, labels.size) and (L[0] == labels).all()
+    n = np.bincount(labels).astype(float)
+    got = chance._reduce(Y, rel, k, chance._omnibus(n, chance._Moments.of(Y)))
+    ref = np.array([[sum(y[lab == j].sum() ** 2 / n[j] for j in range(k)) - y.sum() ** 2 / y.size
+                     for lab in L] for y in Y])
+    assert got == pytest.approx(ref)
+    sums = chance._all_sums(Y[0], rel, k)
+    assert sums == pytest.approx(np.array([np.bincount(lab, Y[0], k) for lab in L]))
+    # the sign-flip maxima do not depend on the blocks either (same seeds: same signs)
+    obs, tmax = chance._sign_flip_max(Y - 0.5, labels, np.arange(k), k, 30,
+                                      np.random.default_rng(2))
+    assert tmax.shape == (30, 7) and (tmax >= 0).all() and obs.shape == (7, k)

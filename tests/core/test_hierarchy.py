@@ -27,10 +27,11 @@ def test_cut_merges_small_clusters_into_their_parent():
     cut = cut_tree(t, np.array([10, 1, 0, 2, 1, 30]), 5)
     # c0 and c5 stand; c1 joins its level-1 parent's pool ({0, 1}: c0 is taken, so 1 query),
     # which passes up with {2, 3} (2 queries): 3 at level 2 unit 0 — still short; {4}
-    # (1 query) passes to level 2 unit 1 (1): short; at the top all 4 join: 4 < 5 -> the
-    # stratum formed nearest the top
-    assert cut.nodes[:2] == ((0, 0), (0, 5))
-    assert sorted(np.bincount(cut.stratum).tolist()) == [1, 5]
+    # (1 query) passes to level 2 unit 1 (1): short; at the top each leftover joins its
+    # nearest stratum in the tree: c1 (sibling of c0) and c2, c3 (under level-2 unit 0) join
+    # c0's, c4 (sibling of c5) joins c5's
+    assert cut.nodes == ((0, 0), (0, 5)) and cut.absorbed == (True, True)
+    assert cut.stratum.tolist() == [0, 0, 0, 0, 1, 1]
     assert cut.n_queries.sum() == 44
     for s, n in enumerate(cut.n_queries):
         assert n == np.array([10, 1, 0, 2, 1, 30])[cut.stratum == s].sum()
@@ -53,10 +54,10 @@ def test_every_stratum_holds_at_least_min_queries_and_the_counts_add_up():
             assert not cut.short and (cut.n_queries >= m).all()
         else:
             assert cut.short and cut.n_strata == 1
-        # a stratum lies inside its unit, but for the one the top's leftovers joined
-        outside = [s for s, (lvl, u) in enumerate(cut.nodes)
-                   if not (tree.ancestors(lvl)[cut.stratum == s] == u).all()]
-        assert len(outside) <= 1
+        # a stratum lies inside its unit, unless the top's leftovers joined it
+        for s, (lvl, u) in enumerate(cut.nodes):
+            inside = (tree.ancestors(lvl)[cut.stratum == s] == u).all()
+            assert inside or cut.absorbed[s]
 
 
 def test_min_queries_one_gives_every_query_holding_cluster_its_own_stratum():
@@ -64,7 +65,10 @@ def test_min_queries_one_gives_every_query_holding_cluster_its_own_stratum():
     counts = np.array([3, 0, 1, 0, 0, 2])
     cut = cut_tree(t, counts, 1)
     holding = [c for c in range(6) if counts[c]]
-    assert len({int(cut.stratum[c]) for c in holding}) == len(holding)
+    assert len({int(cut.stratum[c]) for c in holding}) == len(holding) == cut.n_strata
+    # each empty cluster joins its nearest query-holding one: c1 -> c0, c3 -> c2, c4 -> c5
+    s = cut.stratum
+    assert s[1] == s[0] and s[3] == s[2] and s[4] == s[5]
 
 
 def test_bad_input_names_the_valid_range():

@@ -116,8 +116,10 @@ def test_summary_block(strata, artifact, two_systems):
     assert e["analytic"]["pooled"]["estimate"] == pytest.approx(x.mean())
     assert set(e["analytic"]) == set(e["bootstrap"]) == {"pooled", "macro", "post_stratified"}
     assert e["bootstrap"]["pooled"]["interval"] == "percentile"
-    # the evaluated strata take in every fine cluster: nothing is uncovered at that grain
-    assert b["uncovered_weight"] == pytest.approx(0.0)
+    # the evaluated strata take in every fine cluster: nothing is uncovered at that grain;
+    # the uncovered weight reported (and the flat MTEB key) is the fine clusters'
+    assert b["evaluated_uncovered_weight"] == pytest.approx(0.0)
+    assert b["uncovered_weight"] == pytest.approx(mass[counts == 0].sum())
     # bounds at the fine grain: (1 − U) μ̂_fine and (1 − U) μ̂_fine + U, with μ̂_fine the
     # mean of the covered clusters' means weighted by their mass
     u = mass[counts == 0].sum()
