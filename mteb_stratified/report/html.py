@@ -354,7 +354,7 @@ def what_this_says(report: dict) -> list[str]:
     """Plain-word paragraphs, the paired question first, then coverage gaps, differences
     beyond chance, J against lexical overlap and ranking stability."""
     systems = report["systems"]
-    first = next(iter(systems.values()))
+    first_name, first = next(iter(systems.items()))
     measure = first["measure"]
     cov = first["coverage"]["cluster"]
     n_min = first["settings"]["n_min"]
@@ -383,7 +383,7 @@ def what_this_says(report: dict) -> list[str]:
     text += "."
     if bd and cov["uncovered_mass"]:
         text += (f" No query measures the systems there: with {measure} 0 or 1 on every "
-                 f"uncovered cluster, the corpus-weighted mean of the first system could be "
+                 f"uncovered cluster, the corpus-weighted mean of {first_name} could be "
                  f"anywhere in [{bd['low']:.3f}, {bd['high']:.3f}].")
     out.append(text)
     for name, b in systems.items():

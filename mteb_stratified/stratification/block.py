@@ -104,6 +104,20 @@ def _design(ev, scheme: str) -> StratifiedDesign:
                                         excluded=[e.qid for e in ev.strata.excluded])
 
 
+def _covered_design(ev) -> StratifiedDesign:
+    """The evaluated strata weighted by the mass of their fine clusters that hold queries, and
+    one uncovered stratum with the mass of the fine clusters that hold none (its weight U):
+    (1 − U)·μ̂ = Σ_s W_s^covered · ȳ_s, the bounds' centre."""
+    mass = ev.fine_weights
+    holds = np.bincount(ev.fine.primary, minlength=mass.size) > 0
+    covered = np.bincount(ev.cut.stratum, weights=np.where(holds, mass, 0.0),
+                          minlength=ev.n_strata)
+    weights = {s: float(w) for s, w in enumerate(covered)}
+    weights["uncovered"] = float(mass[~holds].sum())
+    return StratifiedDesign.from_labels(ev.strata.primary, weights, queries=ev.strata.queries,
+                                        scheme="cluster")
+
+
 def _coverage(sub, artifact, n_min: int, top_gaps: int) -> dict:
     mass, labels = artifact.cluster_mass, artifact.cluster_labels
     coverage = {"cluster": strata_coverage(sub, mass, scheme="cluster", n_min=n_min,
@@ -114,7 +128,7 @@ def _coverage(sub, artifact, n_min: int, top_gaps: int) -> dict:
     return coverage
 
 
-def _estimates(columns, design, sub, artifact, n_resamples, seed, confidence_level):
+def _estimates(columns, design, ev, n_resamples, seed, confidence_level):
     """Analytic and Rao–Wu estimates at the evaluated grain, and the fine grain's bounds."""
     analytic = stratified_estimates(columns, design)
     boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed,
@@ -125,16 +139,19 @@ def _estimates(columns, design, sub, artifact, n_resamples, seed, confidence_lev
                                      for e, r in analytic[k].items()},
                         "bootstrap": {e: _bounded(r.to_dict(confidence_level), k)
                                       for e, r in boot[k].items() if e != "strata"}}
-    # the fine clusters no query reaches: μ with the metric 0 / 1 there (the fine design)
-    fine = StratifiedDesign.from_strata(sub, artifact.cluster_mass, scheme="cluster")
-    post = stratified_estimates(columns.column("expected"), fine).get("post_stratified")
+    # the fine clusters no query reaches: μ with the metric 0 / 1 there, each evaluated
+    # stratum's covered clusters at its mean (the design below), so the bounds hold the
+    # evaluated corpus-weighted estimate
     bounds = None
+    covered = _covered_design(ev)
+    post = stratified_estimates(columns.column("expected"), covered).get("post_stratified")
     if post is not None:
         b, bi = post.bounds, post.bounds_interval(confidence_level)
         ci_low, ci_high = _clip(bi.low, bi.high, "expected")
         bounds = {"low": b.low, "high": b.high, "ci_low": ci_low, "ci_high": ci_high,
-                  "uncovered_weight": fine.uncovered_weight,
-                  "rule": "μ with the metric 0 / 1 on every fine cluster without queries"}
+                  "uncovered_weight": post.uncovered_weight,
+                  "rule": "μ with the metric 0 / 1 on every fine cluster without queries, the "
+                          "rest of each evaluated stratum at its mean"}
     return analytic, boot, estimates, bounds
 
 
@@ -232,8 +249,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
     expected = columns.column("expected")
     coverage = _coverage(sub, artifact, n_min, top_gaps)
-    analytic, boot, estimates, bounds = _estimates(columns, design, sub, artifact, n_resamples,
-                                                   seed, confidence_level)
+    analytic, boot, estimates, bounds = _estimates(columns, design, ev, n_resamples, seed,
+                                                   confidence_level)
     rows = _per_stratum_rows(columns, design, ev, boot, confidence_level)
     means = [r["expected"] for r in rows]
     clusters, cells = _cluster_tables(sub, ev, expected, artifact)

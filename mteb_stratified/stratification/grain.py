@@ -40,7 +40,7 @@ class EvaluatedStrata:
     ``fine``: the queries' strata over the fine clusters; ``strata``: the same queries over the
     evaluated strata (``primary`` = stratum index); ``cut``; ``names[s]`` (``L5.0 (rest)``),
     ``labels[s]`` (the unit's top entities) and ``weights[s]`` (the sum of its fine clusters'
-    stratum weights).
+    stratum weights); ``fine_weights[c]``: fine cluster c's stratum weight.
     """
 
     fine: QueryStrata
@@ -49,6 +49,7 @@ class EvaluatedStrata:
     names: tuple
     labels: tuple
     weights: np.ndarray
+    fine_weights: np.ndarray
 
     @property
     def n_strata(self) -> int:
@@ -105,7 +106,7 @@ def evaluated_strata(strata: QueryStrata, artifact, *, min_queries: int = DEFAUL
                   for (lvl, u), r, a in zip(cut.nodes, cut.rest, cut.absorbed))
     labels = tuple(artifact.unit_label(lvl, u) or "" for lvl, u in cut.nodes)
     return EvaluatedStrata(strata, strata.coarsen(cut.stratum, cut.n_strata), cut, names,
-                           labels, weights)
+                           labels, weights, mass)
 
 
 def cell_strata(ev: EvaluatedStrata) -> tuple[list, dict]:

@@ -5,7 +5,7 @@ the evaluated strata, by simulation on the queries' own scores (:mod:`mteb_strat
 The report states it next to every "no evidence": *with these 323 queries, a stratum gap
 smaller than 0.12 in nDCG@10 cannot be seen 8 times in 10*.  Here the simulation is small
 (``n_draws`` = 200 draws per point, 199 permutations per test: a standard error of about 0.03
-on a power near 0.8, so the MDE is good to about ±0.015; NFCorpus test: 0.11 here, 0.120 from
+on a power near 0.8, so the MDE is good to about ±0.015; NFCorpus test: 0.12 here, 0.125 from
 the full study); ``benchmarks/strata_power.py`` runs the full study (1,000 draws).
 """
 

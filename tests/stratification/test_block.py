@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError
+from mteb_stratified.stratification.grain import evaluated_strata
 from mteb_stratified.stratification import (corpus_bins, reference_bins,
                                             stability_summary, strata_for_dataset,
                                             stratified_summary)
@@ -120,14 +121,22 @@ def test_summary_block(strata, artifact, two_systems):
     # the uncovered weight reported (and the flat MTEB key) is the fine clusters'
     assert b["evaluated_uncovered_weight"] == pytest.approx(0.0)
     assert b["uncovered_weight"] == pytest.approx(mass[counts == 0].sum())
-    # bounds at the fine grain: (1 − U) μ̂_fine and (1 − U) μ̂_fine + U, with μ̂_fine the
-    # mean of the covered clusters' means weighted by their mass
+    # bounds: the metric 0 / 1 on the fine clusters without queries, the covered clusters of
+    # each evaluated stratum s at its mean: low = Σ_s W_s^covered · ȳ_s, high = low + U; the
+    # evaluated corpus-weighted estimate lies between them
     u = mass[counts == 0].sum()
-    cl = strata.primary
-    fine = sum(mass[c] * x[cl == c].mean() for c in np.flatnonzero(counts)) / (1 - u)
+    ev = evaluated_strata(strata, artifact)
+    s_of = ev.strata.primary
+    held = np.where(counts > 0, mass, 0.0)
+    low = sum(held[ev.cut.stratum == s].sum() * x[s_of == s].mean()
+              for s in range(ev.n_strata))
     assert b["bounds"]["uncovered_weight"] == pytest.approx(u)
-    assert b["bounds"]["low"] == pytest.approx((1 - u) * fine)
-    assert b["bounds"]["high"] == pytest.approx((1 - u) * fine + u)
+    assert b["bounds"]["low"] == pytest.approx(low)
+    assert b["bounds"]["high"] == pytest.approx(low + u)
+    post = e["analytic"]["post_stratified"]["estimate"]
+    assert b["bounds"]["low"] - 1e-12 <= post <= b["bounds"]["high"] + 1e-12
+    assert b["bounds"]["ci_low"] <= b["bounds"]["low"]
+    assert b["bounds"]["ci_high"] >= b["bounds"]["high"]
     # per-stratum table: expected/min/max/bias and the counts add up
     rows = b["per_stratum"]
     assert sum(r["n"] for r in rows) == strata.n_queries
