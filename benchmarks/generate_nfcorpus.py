@@ -48,8 +48,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))  # the tests' server and countin
 from structure import _smollm  # noqa: E402
 from structure._proxy import FaultProxy  # noqa: E402
 
-OUTPUTS = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/original.tsv",
-           "qrels/generated.tsv", "coverage.json", "coverage.md")
+OUTPUTS = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/generated.tsv",
+           "coverage.json", "coverage.md")
 
 
 class _Clock:

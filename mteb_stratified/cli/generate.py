@@ -6,10 +6,12 @@ offline-synthetic, good for filling coverage to measure strata, not a substitute
 strong-LLM judgments. With --base-url, an OpenAI-compatible LLM writes, judges and verifies them
 (--budget calls at most, --concurrency requests in flight).
 
-Writes an augmented BEIR dataset to -o/--out: the original and the verified generated queries
-(queries.jsonl, each marked by "origin"), qrels/<split>.tsv, qrels/original.tsv and
-qrels/generated.tsv, every candidate with its verdict (candidates.jsonl) and the before/after
-coverage report (coverage.json, coverage.md). LLM answers are cached in SQLite: rerun the same
+Writes a BEIR folder to -o/--out: every original split as it was (qrels copied byte for byte)
+and the verified generated queries in a split of their own, "generated" (qrels/generated.tsv;
+queries.jsonl marks each query's "origin"), every candidate with its verdict (candidates.jsonl)
+and the before/after coverage report (coverage.json, coverage.md). Generated queries never
+enter an original split unless --merge-into-split says so (and stratify and report still set
+them apart). LLM answers are cached in SQLite: rerun the same
 command after a crash and it resumes without repeating a finished call, with the same output.
 Needs the [bm25] and [structure] extras, and [llm] for --base-url.
 """
@@ -45,7 +47,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-tokens-total", type=int_at_least(1), default=None, metavar="N",
                    help="token budget (default: none)")
     p.add_argument("-o", "--out", required=True, metavar="DIR",
-                   help="output folder (augmented BEIR dataset)")
+                   help="output folder (the BEIR dataset with a 'generated' split)")
+    p.add_argument("--merge-into-split", default=None, metavar="SPLIT",
+                   help="also merge the generated queries into this split's qrels (it prints "
+                        "what that changes; stratify and report still keep them out of the "
+                        "original estimates) (default: none: every original split as it was)")
     llm = p.add_argument_group("LLM endpoint (OpenAI-compatible: vLLM, OpenAI, "
                                "transformers serve, llama.cpp); without --base-url the offline "
                                "writer and judge run")
@@ -104,8 +110,11 @@ def run(args: argparse.Namespace) -> int:
     from ..io import dataset_folder
     from ..io.lock import folder_lock
 
+    from ..generation.output import check_splits
+
     folder = dataset_folder(args.dataset)  # inputs checked before the heavy imports
     _check_path(args)
+    check_splits(folder, args.split, args.merge_into_split)
     output_dir(args.out)
     # one job per --out: a second one would repeat paid calls and race on the cache
     with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
@@ -176,8 +185,10 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     else:
         writer, judge, verifier, result = _llm_generate(args, endpoint, artifact, dataset,
                                                         pooler, cfg)
-    write_dataset(args.out, dataset, result,
-                  provenance=provenance_of(writer, judge, verifier, cfg, artifact))
+    written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
+                            provenance=provenance_of(writer, judge, verifier, cfg, artifact))
+    if written["splits"]["merge_changes"]:
+        notify(written["splits"]["merge_changes"])
     return _summary(args, result)
 
 

@@ -297,7 +297,7 @@ def _load_context(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..stratification import flat_strata_scores, stratified_summary
+    from ..stratification import flat_strata_scores, split_origin, stratified_summary
 
     check_options(args)
     if args.out is not None:
@@ -316,7 +316,8 @@ def run(args: argparse.Namespace) -> int:
     for item, vals, target in zip(items, values, targets):
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, min_queries=args.min_queries,
-                                   level=args.level, n_resamples=args.resamples, seed=args.seed)
+                                   level=args.level, n_resamples=args.resamples, seed=args.seed,
+                                   origin=split_origin(data))
         table_rows = strata_rows(strata, art, data.qrels, block["grain"])
         res = item.data
         res.setdefault("strata", {})[args.split] = block
@@ -343,4 +344,14 @@ def run(args: argparse.Namespace) -> int:
               f"{block['estimates']['expected']['analytic']['pooled']['estimate']:.4f}, "
               f"corpus-weighted {post.get('estimate', float('nan')):.4f}; per-query strata: "
               f"{table}")
+        gen = block["generated"]
+        if gen:
+            g, o = gen["generated"], gen["original"]
+            print(f"  {g['n_queries']} generated queries in split {args.split!r}, reported "
+                  f"apart (never in the estimates above): pooled {g['estimate']:.4f} "
+                  f"[{g['ci_low']:.4f}, {g['ci_high']:.4f}] against the {o['n_queries']} "
+                  f"original queries' {o['estimate']:.4f}")
+        for w in block["warnings"]:
+            if block["origin"] != "original" and w.startswith("every query of this split"):
+                print(f"  note: {w}")
     return 0

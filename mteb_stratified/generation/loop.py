@@ -53,12 +53,9 @@ replays the finished calls from the cache and produces the same output as an uni
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
-import os
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -67,13 +64,11 @@ from ..core import InputError, cell_coverage, cluster_coverage, stratify
 from ..core.coverage import DEFAULT_N_MIN, check_n_min
 from ..core.cells import GRID, CellGrid
 from ..io.corpus_text import doc_text
-from ..io.outputs import atomic_write, dumps_json
 from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
 
 __all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "RelevanceJudge",
-           "Verifier", "generate_queries", "REASONS", "rank_targets", "write_dataset",
-           "provenance_of", "coverage_markdown"]
+           "Verifier", "generate_queries", "REASONS", "rank_targets"]
 
 #: Why a candidate was rejected (first failing check).
 REASONS = {
@@ -396,7 +391,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     (for usage and the round reservations; the budget itself is enforced there).
     ``concurrency``: candidates of a round drafted at once (threads; their LLM requests overlap,
     their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
-    is written; see :func:`write_dataset`.
+    is written; see :func:`.output.write_dataset`.
     """
     from ..stratification import cluster_weights, corpus_bins, strata_for_dataset
     from ..stratification.validity import coverage_ceiling
@@ -726,113 +721,3 @@ def _judgements(judged: dict, judge) -> tuple[dict, dict]:
         else:
             grades[d], rules[d] = v, default
     return grades, rules
-
-
-# ---------------------------------------------------------------------------------------------
-# output
-# ---------------------------------------------------------------------------------------------
-def _write_atomic(path: str, text: str, *, gz: bool = False) -> None:
-    """Write ``text`` through a temp file unique to the process (:func:`atomic_write`)."""
-    data = text.encode("utf-8")
-    with atomic_write(path, "wb") as raw:
-        if gz:
-            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-                fh.write(data)
-        else:
-            raw.write(data)
-
-
-def _qrels_tsv(qrels: dict) -> str:
-    rows = ["query-id\tcorpus-id\tscore"]
-    for q in qrels:
-        for d, g in sorted(qrels[q].items()):
-            rows.append(f"{q}\t{d}\t{int(g)}")
-    return "\n".join(rows) + "\n"
-
-
-def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: dict) -> dict:
-    """Write the augmented BEIR dataset and the coverage report; return the file paths.
-
-    * ``corpus.jsonl.gz`` — the corpus, unchanged;
-    * ``queries.jsonl`` — original (``"origin": "original"``) and accepted generated queries
-      (``"origin": "generated"`` with their provenance: target, seed docs, model, prompt
-      version, verifier verdicts, seed);
-    * ``qrels/<split>.tsv`` (original + generated), ``qrels/original.tsv``,
-      ``qrels/generated.tsv``;
-    * ``candidates.jsonl`` — every candidate with its status and rejection reason;
-    * ``coverage.json`` / ``coverage.md`` — MSC and SCC before/after, counts by reason, usage.
-    """
-    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
-    corpus_lines = "".join(json.dumps({"_id": d, **dataset.corpus[d]}, ensure_ascii=False) + "\n"
-                           for d in sorted(dataset.corpus))
-    _write_atomic(os.path.join(out, "corpus.jsonl.gz"), corpus_lines, gz=True)
-    orig_q = {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
-    lines = [json.dumps({"_id": q, "text": orig_q[q], "origin": "original"}, ensure_ascii=False)
-             for q in sorted(orig_q)]
-    gen_qrels: dict = {}
-    for rec in result.accepted:
-        meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "terms",
-                                    "seed", "attempt", "dispersion", "alignment",
-                                    "query_entities", "pool", "qrel_rules")}
-        meta.update(provenance)
-        meta["verdict"] = rec["verifier"]  # the verifier's answer (its settings: "verifier")
-        lines.append(json.dumps({"_id": rec["query_id"], "text": rec["query"],
-                                 "origin": "generated", "metadata": meta}, ensure_ascii=False))
-        gen_qrels[rec["query_id"]] = rec["qrels"]
-    _write_atomic(os.path.join(out, "queries.jsonl"), "\n".join(lines) + "\n")
-    orig_qrels = {q: dataset.qrels[q] for q in sorted(orig_q)}
-    _write_atomic(os.path.join(out, "qrels", "original.tsv"), _qrels_tsv(orig_qrels))
-    _write_atomic(os.path.join(out, "qrels", "generated.tsv"), _qrels_tsv(gen_qrels))
-    _write_atomic(os.path.join(out, "qrels", f"{dataset.split}.tsv"),
-                  _qrels_tsv({**orig_qrels, **gen_qrels}))
-    _write_atomic(os.path.join(out, "candidates.jsonl"),
-                  "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
-                          for c in result.candidates))
-    report = {"split": dataset.split, "before": result.coverage_before,
-              "after": result.coverage_after, "counts": result.counts(),
-              "stop_reason": result.stop_reason, "usage": result.usage,
-              "targets": result.targets,
-              "infeasible_cells": result.infeasible,
-              "provenance": provenance}
-    _write_atomic(os.path.join(out, "coverage.json"),
-                  dumps_json(report, indent=1, sort_keys=True) + "\n")
-    _write_atomic(os.path.join(out, "coverage.md"), coverage_markdown(report))
-    return {"queries": os.path.join(out, "queries.jsonl"),
-            "coverage": os.path.join(out, "coverage.json")}
-
-
-def coverage_markdown(report: dict) -> str:
-    b, a, n = report["before"], report["after"], report["counts"]
-    rows = [f"# Coverage-aware generation ({report['split']})", "",
-            "| | queries | MSC | SCC | cell MSC | cell SCC |", "|---|---|---|---|---|---|"]
-    for name, cov in (("before", b), ("after", a)):
-        rows.append(f"| {name} | {cov['n_queries']} | {cov['cluster']['msc']:.3f} | "
-                    f"{cov['cluster']['scc']:.3f} | {cov['cell']['msc']:.3f} | "
-                    f"{cov['cell']['scc']:.3f} |")
-    t = report.get("targets") or {}
-    if t:
-        rows += ["", f"Targets: MSC ≥ {t['msc']:.3f} (ceiling {t['ceiling_msc']:.3f}: every "
-                     f"document a query; {t['msc'] / t['ceiling_msc']:.0%} of it) and SCC ≥ "
-                     f"{t['scc']:.3f} (every document a query: {t['ceiling_scc_documents']:.3f})."
-                 if t['ceiling_msc'] > 0 else ""]
-    rows += ["", f"Candidates: {n['generated']}, accepted {n['accepted']} "
-                 f"({n['accepted_in_target_cell']} in their target cell), rejected "
-                 f"{n['rejected']}.", ""]
-    if n["rejected_by_reason"]:
-        rows += ["| rejection reason | n | meaning |", "|---|---|---|"]
-        rows += [f"| {r} | {k} | {REASONS.get(r, '')} |" for r, k in
-                 n["rejected_by_reason"].items()]
-    rows += ["", f"Stop: {report['stop_reason']}.", ""]
-    u = report.get("usage") or {}
-    if u:
-        rows.append(f"LLM calls: {u.get('calls')} ({u.get('paid_calls')} sent, "
-                    f"{u.get('cached_calls')} from the cache), tokens {u.get('tokens')}, "
-                    f"cost ${u.get('cost_usd')}.")
-    return "\n".join(rows) + "\n"
-
-
-def provenance_of(writer, judge, verifier, cfg: GenerationConfig, artifact) -> dict:
-    """What every generated query records about how it was made."""
-    return {"generator": writer.params(), "judge": judge.params(),
-            "verifier": verifier.params(), "config": asdict(cfg),
-            "structure_fingerprint": artifact.corpus_fingerprint}

@@ -9,7 +9,7 @@ line is one JSON object with an ``_id`` (duplicate keys and too deep nesting are
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 from ..core.errors import InputError
@@ -22,13 +22,24 @@ __all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_p
 
 @dataclass(frozen=True, eq=False)
 class BeirDataset:
-    """Corpus ``{doc_id: {"title", "text"}}``, queries ``{qid: text}`` and qrels of one split."""
+    """Corpus ``{doc_id: {"title", "text"}}``, queries ``{qid: text}`` and qrels of one split.
+
+    ``origins``: ``{qid: origin}`` for the queries whose ``queries.jsonl`` row says where they
+    came from other than ``"original"`` (``"generated"``, as ``mteb-stratified generate``
+    writes them); a query not in it is an original one.  ``folder``: where it was loaded from.
+    """
 
     name: str
     corpus: dict
     queries: dict
     qrels: dict
     split: str
+    origins: dict = field(default_factory=dict)
+    folder: str | None = None
+
+    def generated(self) -> list:
+        """The judged queries of this split that are not original (sorted ids)."""
+        return sorted(q for q in self.qrels if self.origins.get(q, "original") != "original")
 
 
 def bundled_path(name: str = "nfcorpus") -> str:
@@ -108,6 +119,8 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
     qrels = read_qrels(find_file(os.path.join(folder, "qrels"), f"{split}.tsv"))
     raw_queries = read_jsonl(find_file(folder, "queries.jsonl"), "query")
     queries = {k: str(v.get("text", "")) for k, v in raw_queries.items()}
+    origins = {k: str(v["origin"]) for k, v in raw_queries.items()
+               if v.get("origin", "original") != "original"}
     missing = [q for q in qrels if q not in queries]
     if missing:
         raise InputError(f"{len(missing)} judged queries have no text (e.g. {missing[:3]})",
@@ -121,4 +134,6 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
     docs: dict = {}
     if corpus:
         docs = load_corpus(folder)
-    return BeirDataset(os.path.basename(folder.rstrip("/")), docs, queries, qrels, split)
+    origins = {q: o for q, o in origins.items() if q in queries}
+    return BeirDataset(os.path.basename(folder.rstrip("/")), docs, queries, qrels, split, origins,
+                       folder)

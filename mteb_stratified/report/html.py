@@ -28,6 +28,8 @@ import io
 import re
 import textwrap
 
+from ..io.markdown import md_cell
+
 __all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
            "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib"]
 
@@ -350,6 +352,28 @@ def _pair_paragraph(pair, measure: str) -> str:
     return text + _mde_text(pair.get("power"), measure, pair["n_queries"])
 
 
+def _origin_paragraphs(systems: dict, measure: str) -> list[str]:
+    """Generated queries said apart: a split of generated queries only, or the generated
+    queries of a merged split (left out of every estimate and test, their mean beside)."""
+    first = next(iter(systems.values()))
+    out = []
+    if first.get("origin", "original") != "original":
+        out.append(f"Generated queries: every query of this split is {first['origin']}; these "
+                   "figures describe the generated queries and do not stand for the original "
+                   "split (see the generator's validity gate in its coverage.json).")
+    rows = [(name, b["generated"]) for name, b in systems.items() if b.get("generated")]
+    if rows:
+        n = rows[0][1]["generated"]["n_queries"]
+        out.append(f"Generated queries: {n} of this split's queries are generated; they are "
+                   "left out of every estimate and test here and reported apart: " + "; ".join(
+                       f"{name} {g['generated']['estimate']:.3f} on them (95% CI "
+                       f"[{g['generated']['ci_low']:.3f}, {g['generated']['ci_high']:.3f}]) "
+                       f"against {g['original']['estimate']:.3f} on the "
+                       f"{g['original']['n_queries']} original queries" for name, g in rows)
+                   + f" ({measure}, pooled).")
+    return out
+
+
 def what_this_says(report: dict) -> list[str]:
     """Plain-word paragraphs, the paired question first, then coverage gaps, differences
     beyond chance, J against lexical overlap and ranking stability."""
@@ -362,6 +386,7 @@ def what_this_says(report: dict) -> list[str]:
     pairs = report.get("pairs") or {}
     for pair in pairs.get("pairs", ()):
         out.append(_pair_paragraph(pair, measure))
+    out += _origin_paragraphs(systems, measure)
     if len(systems) < 2 or pairs.get("note"):
         out.append("Paired tests: " + (pairs.get("note") or "one system only: the paired "
                                        "tests need two or more systems on the same queries")
@@ -668,19 +693,6 @@ def write_html(report: dict, path) -> str:
     with atomic_write(path, encoding="utf-8") as fh:
         fh.write(text)
     return str(path)
-
-
-#: Markdown's inline syntax: links and images (``[``, ``]``, ``!``), emphasis and code
-#: (``*``, ``_``, ``~``, backticks), headings (``#``), the escape itself, and table cells (``|``).
-_MD_SPECIAL = re.compile(r"([\\`*_~\[\]!#|])")
-
-
-def md_cell(text) -> str:
-    """A user string made safe in Markdown: its Markdown syntax backslash-escaped (no link, no
-    image, no emphasis; ``|`` keeps a table's columns), HTML escaped (no tag, no script
-    survives), one line."""
-    text = _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\r", " ").replace("\n", " ")
-    return _html.escape(text, quote=False)
 
 
 def to_markdown(report: dict) -> str:

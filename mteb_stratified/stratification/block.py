@@ -27,6 +27,7 @@ from ..core.coverage import check_n_min
 from ..core.per_query import PerQuery
 from ..core.strata import check_scheme
 from ..naming import mteb_key
+from .dataset import GENERATED_APART
 from .grain import DEFAULT_MIN_QUERIES, cell_strata, evaluated_strata
 from .lexical import alignment_adds
 from .power import detectable_effect
@@ -229,7 +230,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                        n_min: int = DEFAULT_N_MIN, min_queries: int = DEFAULT_MIN_QUERIES,
                        level: int = 0, n_resamples: int = 2000, seed: int = 0,
                        confidence_level: float = 0.95, top_gaps: int = 20,
-                       power: bool = True) -> dict:
+                       power: bool = True, origin: str = "original") -> dict:
     """The JSON-ready ``strata`` block of one system (see the module docstring).
 
     ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
@@ -237,6 +238,10 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     ``{qid: value}`` taken as expected.  Estimates and tests use the evaluated strata: the
     artifact's cluster tree cut at ``min_queries`` from ``level`` (:mod:`.grain`); coverage and
     gaps the fine clusters.  ``power``: also the minimum detectable effect (:mod:`.power`).
+    Generated queries in a split of original ones (excluded by :func:`.strata_for_dataset`
+    with :data:`.dataset.GENERATED_APART`) are summarised apart under ``"generated"``, next
+    to the original queries' pooled mean, never in the estimates; ``origin="generated"``: every
+    query of the split is generated (a warning says so).
     """
     check_scheme(scheme)
     n_min = check_n_min(n_min)
@@ -272,7 +277,9 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "grain": ev.describe(),
         "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),
         "alignment_levels": list(grid.alignment_levels), "bin_counts": bin_counts,
-        "warnings": _warnings(sub, bin_counts, ev),
+        "warnings": _warnings(sub, bin_counts, ev) + _origin_warning(origin),
+        "origin": origin,
+        "generated": _generated_apart(pq, strata, columns, confidence_level),
         "n_queries": sub.n_queries,
         "excluded": excluded, "n_excluded": len(excluded),
         "n_excluded_evaluated": sum(1 for e in excluded if e["qid"] in evaluated),
@@ -309,6 +316,32 @@ def _warnings(sub, bin_counts, ev) -> list:
            for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
     if ev.cut.short:
         out.append(ev.describe()["why"])
+    return out
+
+
+def _origin_warning(origin: str) -> list:
+    if origin == "original":
+        return []
+    return [f"every query of this split is {origin} (not written by people for a real need): "
+            "its figures describe the generated queries, and do not stand for the original "
+            "split; see the generator's validity gate in its coverage.json"]
+
+
+def _generated_apart(pq, strata, columns, confidence_level) -> dict | None:
+    """The evaluated generated queries left out of the estimates: their pooled mean with its t
+    interval, next to the original queries' pooled mean (the same estimator)."""
+    apart = [e.qid for e in strata.excluded if e.reason == GENERATED_APART]
+    known = set(pq.queries)
+    apart = [q for q in apart if q in known]
+    if not apart:
+        return None
+    out = {"why": GENERATED_APART}
+    for name, vals in (("generated", pq.subset(apart)), ("original", columns)):
+        x = vals.column("expected")
+        est = stratified_estimates(x, StratifiedDesign.from_labels([0] * x.size))["pooled"]
+        d = _bounded(est.to_dict(confidence_level), "expected")
+        out[name] = {k: d[k] for k in ("estimate", "standard_error", "ci_low", "ci_high",
+                                       "n_queries")}
     return out
 
 

@@ -11,14 +11,31 @@ matches entities by embedding (cosine ≥ τ).  Each query also carries its lexi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from ..core import Bins, InputError, QueryStrata, stratify
+from ..core.strata import ExcludedQuery
 from .bins import SOFT_TAU, check_alignment, corpus_bins
 from .lexical import lexical_containment
 from .weights import cluster_weights
 
-__all__ = ["strata_for_dataset"]
+__all__ = ["strata_for_dataset", "split_origin", "GENERATED_APART"]
+
+#: the reason a generated query in a split of original queries is left out of the estimates
+#: (the block reports those queries apart: ``stratified_summary``'s ``"generated"``)
+GENERATED_APART = ("generated query in a split of original queries: reported apart, never "
+                   "pooled into the original queries' estimates")
+
+
+def split_origin(dataset) -> str:
+    """``"original"``, unless every judged query of the split has another origin (a split that
+    ``generate`` wrote): then that origin (``"generated"``)."""
+    gen = dataset.generated() if hasattr(dataset, "generated") else []
+    if not gen or len(gen) < len(dataset.qrels):
+        return "original"
+    kinds = {dataset.origins[q] for q in gen}
+    return kinds.pop() if len(kinds) == 1 else "generated"
 
 
 def _entity_vectors(artifact, names) -> dict:
@@ -39,6 +56,11 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     The corpus must be the one the artifact was built on (fingerprint check; with
     ``check_corpus=False`` the relevant documents must still be known to the structure).
     Queries without relevant documents are listed in ``excluded``, never dropped silently.
+    In a split that mixes original and generated queries (``dataset.origins``, a split that
+    ``generate --merge-into-split`` wrote), the generated ones are ``excluded`` with the reason
+    :data:`GENERATED_APART`: estimates and tests see the original queries only, and the block
+    reports the generated ones apart.  A split of generated queries only is stratified as it
+    is (the block says that its queries are generated).
     ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
     bundled) skips the extraction; otherwise the artifact's own extractor runs.
     ``alignment="soft"`` computes the soft J (entities matched by cosine ≥ ``tau`` between
@@ -56,6 +78,10 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     if bins is None:
         bins = corpus_bins(artifact, alignment=alignment)
     qids = [q for q in dataset.qrels if q in dataset.queries]
+    generated = set(dataset.generated()) if hasattr(dataset, "generated") else set()
+    apart = sorted(generated) if len(generated) < len(qids) else []
+    if apart:
+        qids = [q for q in qids if q not in generated]
     if query_entities is None:
         extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
         query_entities = dict(zip(qids, extracted))
@@ -79,5 +105,9 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     strata = stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
                       bins=bins, level=level, entity_vectors=vectors,
                       tau=SOFT_TAU if tau is None else tau)
-    return strata.with_lexical(lexical_containment(dataset.queries, corpus, qrels,
-                                                   strata.queries, level))
+    strata = strata.with_lexical(lexical_containment(dataset.queries, corpus, qrels,
+                                                     strata.queries, level))
+    if apart:
+        strata = replace(strata, excluded=strata.excluded + tuple(
+            ExcludedQuery(q, GENERATED_APART) for q in apart))
+    return strata

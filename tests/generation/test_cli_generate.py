@@ -102,3 +102,23 @@ def test_unreachable_server(tmp_path, capsys, slice_paths):
     err = _error(capsys)
     assert "kept failing" in err and "--base-url" in err
     assert "\n  check: " in err  # how to check the server
+
+
+def test_merge_into_a_split_the_dataset_lacks(tmp_path, capsys):
+    assert cli_main.main(_gen(tmp_path, "--structure", "bundled", "--merge-into-split",
+                              "train")) == 2
+    err = _error(capsys)
+    assert "--merge-into-split 'train': the dataset has no such split" in err
+    assert "choose one of test" in err
+    assert not (tmp_path / "o").exists()  # refused before any work
+
+
+def test_a_dataset_that_already_has_a_generated_split(tmp_path, capsys, slice_paths):
+    import shutil
+    folder, structure = slice_paths
+    again = tmp_path / "again"
+    shutil.copytree(folder, again)
+    (again / "qrels" / "generated.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    assert cli_main.main(_gen(tmp_path, "--structure", structure, dataset=str(again))) == 2
+    err = _error(capsys)
+    assert "already has a split 'generated'" in err and "not from the output of" in err

@@ -25,7 +25,7 @@ pytest.importorskip("openai")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUTPUTS = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/generated.tsv",
-           "qrels/original.tsv", "coverage.json", "coverage.md")
+           "qrels/dev.tsv", "coverage.json", "coverage.md")
 DOCS = [(f"d{i}", f"Document text number {i} about vitamin d and the bones of mice {i}.")
         for i in range(9)]
 

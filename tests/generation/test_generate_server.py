@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.llm, pytest.mark.slow]
 TIMEOUT = 900  # seconds per request: a loaded 2-core machine is slow
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUTPUTS = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/generated.tsv",
-           "qrels/original.tsv")
+           "qrels/dev.tsv")
 
 
 @pytest.fixture(scope="module")

@@ -139,16 +139,31 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     rows = [json.loads(x) for x in open(os.path.join(out, "queries.jsonl"))]
     gen = [r for r in rows if r["origin"] == "generated"]
     assert len(gen) == counts["accepted"]
-    assert sum(r["origin"] == "original" for r in rows) == len(data.qrels)
+    source = [json.loads(x)["_id"] for x in open(os.path.join(data.folder, "queries.jsonl"))]
+    assert [r["_id"] for r in rows if r["origin"] == "original"] == source  # every split's
     meta = gen[0]["metadata"]
     for key in ("target", "seed_docs", "terms", "seed", "verifier", "generator", "judge",
                 "config"):
         assert key in meta
     from mteb_stratified.io import load_beir
-    both = load_beir(out, "test")
-    assert set(both.qrels) == set(data.qrels) | {r["_id"] for r in gen}
+    # every original split as it was, byte for byte; the generated queries in their own split
+    for split in ("test", "dev"):
+        assert (open(os.path.join(out, "qrels", f"{split}.tsv"), "rb").read()
+                == open(os.path.join(data.folder, "qrels", f"{split}.tsv"), "rb").read())
+    assert load_beir(out, "test").qrels == data.qrels
     only = load_beir(out, "generated")
     assert set(only.qrels) == {r["_id"] for r in gen}
+    assert only.generated() == sorted(only.qrels) and load_beir(out, "test").generated() == []
+    # merging is explicit: the merged split holds both, each query keeps its origin
+    merged = str(tmp_path / "merged")
+    paths = write_dataset(merged, data, res, provenance={}, merge_into="test")
+    both = load_beir(merged, "test")
+    assert set(both.qrels) == set(data.qrels) | {r["_id"] for r in gen}
+    assert both.generated() == sorted(r["_id"] for r in gen)
+    assert paths["splits"]["merged_into"] == "test" and "now holds its 12 original queries" \
+        in paths["splits"]["merge_changes"]
+    assert (open(os.path.join(merged, "qrels", "dev.tsv"), "rb").read()
+            == open(os.path.join(data.folder, "qrels", "dev.tsv"), "rb").read())
     cov = json.load(open(os.path.join(out, "coverage.json")))
     assert cov["counts"] == counts and cov["after"] == after
     assert "MSC" in open(os.path.join(out, "coverage.md")).read()

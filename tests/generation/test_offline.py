@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from mteb_stratified.testing import (QueryWriterConformance, RelevanceJudgeConfo
 
 pytestmark = pytest.mark.slow
 
-FILES = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/original.tsv",
+FILES = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/dev.tsv",
          "qrels/generated.tsv", "coverage.json", "coverage.md", "corpus.jsonl.gz")
 
 
@@ -51,7 +52,10 @@ def written(run0, slice_data):
     out, code = run0
     assert code == 0
     _, art = slice_data
-    data = load_beir(out, "test")
+    # coverage counts the original and the generated queries together: their two splits
+    original, generated = load_beir(out, "test"), load_beir(out, "generated", corpus=False)
+    data = replace(original, qrels={**original.qrels, **generated.qrels},
+                   queries={**original.queries, **generated.queries})
     qids = sorted(data.qrels)
     ents = dict(zip(qids, art.extract_entities_batch([data.queries[q] for q in qids])))
     weights = cluster_weights(art, data.corpus)
@@ -352,44 +356,84 @@ class TestOfflineVerifierConforms(_Offline, VerifierConformance):
 # ---------------------------------------------------------------------------------------------
 # 7. the output works downstream unchanged
 # ---------------------------------------------------------------------------------------------
-def test_output_stratifies_and_loads_as_an_mteb_task(written, slice_paths, tmp_path, capsys):
-    """A BM25 run on the augmented dataset, its tie-aware per-query values as a task's CSV;
-    ``stratify`` reads the folder as any BEIR dataset and finds the coverage of coverage.json."""
+def _bm25_results(data, folder, split: str):
+    """A BM25 run's tie-aware per-query values as an MTEB result of ``split`` in ``folder``."""
     from mteb_stratified import evaluate
     from mteb_stratified.adapters.bm25 import bm25_run
     from mteb_stratified.adapters.mteb.scoring import write_per_query
 
-    _, structure = slice_paths
-    data, out = written["data"], written["out"]
     run, _ = bm25_run(data.corpus, {q: data.queries[q] for q in data.qrels}, depth=100)
     res = evaluate(data.qrels, run, ["nDCG@10"], missing="zero")
-    folder = tmp_path / "bm25"
     write_per_query(res, folder / "StratifiedNFCorpus_per_query.csv", hf_subset="default",
-                    hf_split="test")
+                    hf_split=split)
     mean = float(res["nDCG@10"].expected)
     path = folder / "StratifiedNFCorpus.json"
     path.write_text(json.dumps({"task_name": "StratifiedNFCorpus", "dataset_revision": "x",
-                                "mteb_version": "2", "scores": {"test": [
+                                "mteb_version": "2", "scores": {split: [
                                     {"ndcg_at_10": mean, "ndcg_at_10_expected": mean,
                                      "main_score": mean, "hf_subset": "default"}]}}))
-    code = cli_main.main(["stratify", str(path), "--structure", structure, "--dataset", out,
-                          "--resamples", "20", "-o", str(tmp_path / "strat")])
+    return path, res
+
+
+def _stratify(path, structure, dataset, split, out, capsys) -> dict:
+    code = cli_main.main(["stratify", str(path), "--structure", structure, "--dataset", dataset,
+                          "--split", split, "--resamples", "20", "-o", str(out)])
     assert code == 0, capsys.readouterr().err
-    block = json.loads((tmp_path / "strat" / "StratifiedNFCorpus.json").read_text())[
-        "strata"]["test"]
-    after = written["coverage"]["after"]
-    assert block["n_queries"] == after["n_queries"]
-    assert block["coverage"]["cluster"]["msc"] == pytest.approx(after["cluster"]["msc"])
-    assert block["coverage"]["cluster"]["scc"] == pytest.approx(after["cluster"]["scc"])
+    return json.loads((out / "StratifiedNFCorpus.json").read_text())["strata"][split]
+
+
+def test_output_stratifies_apart_and_loads_as_an_mteb_task(written, slice_paths, slice_data,
+                                                           tmp_path, capsys):
+    """``stratify`` on the output: the test split is the original queries alone; merged with
+    --merge-into-split, the generated queries are set apart and the estimates do not move; the
+    generated split stratifies on its own, marked as generated."""
+    from mteb_stratified.io import load_beir
+
+    folder, structure = slice_paths
+    out = written["out"]
+    original = load_beir(out, "test")
+    assert original.qrels == load_beir(folder, "test").qrels
+    path, _ = _bm25_results(original, tmp_path / "bm25", "test")
+    block = _stratify(path, structure, out, "test", tmp_path / "strat", capsys)
+    before = written["coverage"]["before"]
+    assert block["n_queries"] == before["n_queries"] and block["generated"] is None
+    assert block["coverage"]["cluster"]["msc"] == pytest.approx(before["cluster"]["msc"])
+    assert block["origin"] == "original"
+    # merged: a BM25 run over the original and generated queries of the merged split
+    merged = tmp_path / "merged"
+    assert _generate(slice_paths, merged, "--seed", "0", "--merge-into-split", "test") == 0
+    assert "--merge-into-split test: qrels/test.tsv now holds" in capsys.readouterr().err
+    both = load_beir(merged, "test")
+    gen_ids = {r["_id"] for r in written["gen"]}
+    assert set(both.generated()) == gen_ids and set(both.qrels) == set(original.qrels) | gen_ids
+    mpath, res = _bm25_results(both, tmp_path / "bm25m", "test")
+    mblock = _stratify(mpath, structure, str(merged), "test", tmp_path / "stratm", capsys)
+    assert "reported apart" in capsys.readouterr().out
+    # no generated qrel reaches the original queries' estimates
+    assert mblock["n_queries"] == block["n_queries"]
+    assert mblock["estimates"] == block["estimates"]
+    apart = {e["qid"] for e in mblock["excluded"] if "reported apart" in e["reason"]}
+    assert apart == gen_ids
+    g = mblock["generated"]
+    per_query = res["nDCG@10"].per_query()
+    assert g["generated"]["n_queries"] == len(gen_ids)
+    assert g["generated"]["estimate"] == pytest.approx(np.mean([per_query[q] for q in gen_ids]))
+    assert g["original"]["estimate"] == pytest.approx(
+        block["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
+    # the generated split on its own: stratified as it is, and marked
+    only = load_beir(out, "generated")
+    gpath, _ = _bm25_results(only, tmp_path / "bm25g", "generated")
+    gblock = _stratify(gpath, structure, out, "generated", tmp_path / "stratg", capsys)
+    assert gblock["origin"] == "generated" and gblock["n_queries"] == len(gen_ids)
+    assert any(w.startswith("every query of this split is generated") for w in gblock["warnings"])
     # …and the generated queries load as a split of a tie-aware MTEB task
     pytest.importorskip("mteb")
     from mteb_stratified.adapters.mteb.tasks import beir_task
     task = beir_task(out, name="StratifiedSliceGenerated", split="generated")
     task.load_data()
     split = task.dataset["default"]["generated"]
-    ids = {r["_id"] for r in written["gen"]}
-    assert set(split["queries"]["id"]) == set(split["relevant_docs"]) == ids
-    assert len(split["corpus"]) == len(data.corpus)
+    assert set(split["queries"]["id"]) == set(split["relevant_docs"]) == gen_ids
+    assert len(split["corpus"]) == len(original.corpus)
 
 
 # ---------------------------------------------------------------------------------------------

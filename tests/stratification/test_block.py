@@ -221,3 +221,46 @@ def test_another_number_of_bins_flows_through_block_and_report(artifact, dataset
     html = render_html(build_report({"A": block}))
     assert "Q1 ≤ 0.8 &lt; Q2 ≤ 0.87 &lt; Q3 ≤ 0.9 &lt; Q4" in html  # escaped in the HTML
     assert "Low ≤ 0 &lt; High" in html and "Q4" in to_markdown(build_report({"A": block}))
+
+
+def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dataset, strata):
+    """A merged split (``generate --merge-into-split``): the generated queries never reach the
+    estimates, the block and the report give them apart; a split of generated queries only is
+    stratified as it is, marked."""
+    from mteb_stratified.report import build_report
+    from mteb_stratified.report.html import what_this_says
+    from mteb_stratified.stratification import (GENERATED_APART, split_origin,
+                                                strata_for_dataset)
+    from .conftest import synthetic_values
+
+    qids = sorted(dataset.qrels)
+    gen = qids[:10]
+    merged = replace(dataset, origins={q: "generated" for q in gen})
+    assert merged.generated() == gen and split_origin(merged) == "original"
+    st = strata_for_dataset(artifact, merged)
+    assert set(st.queries) == set(strata.queries) - set(gen)
+    assert {e.qid for e in st.excluded if e.reason == GENERATED_APART} == set(gen)
+    vals = synthetic_values(qids, 5)
+    b = stratified_summary(vals, st, artifact, n_resamples=50, seed=1)
+    only = {k: {q: v[q] for q in qids if q not in gen} for k, v in vals.items()}
+    ref = stratified_summary(only, strata.subset([q for q in strata.queries if q not in gen]),
+                             artifact, n_resamples=50, seed=1)
+    assert b["estimates"] == ref["estimates"] and b["n_queries"] == ref["n_queries"]
+    g = b["generated"]
+    assert g["generated"]["n_queries"] == 10
+    assert g["generated"]["estimate"] == pytest.approx(np.mean([vals["expected"][q]
+                                                                for q in gen]))
+    assert g["original"]["estimate"] == pytest.approx(
+        b["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
+    text = " ".join(what_this_says(build_report({"A": b}, None, {})))
+    assert "Generated queries: 10 of this split's queries are generated" in text
+    # every query generated: stratified as it is, and the block says so
+    all_gen = replace(dataset, origins={q: "generated" for q in qids})
+    assert split_origin(all_gen) == "generated"
+    st2 = strata_for_dataset(artifact, all_gen)
+    assert set(st2.queries) == set(strata.queries)
+    b2 = stratified_summary(vals, st2, artifact, n_resamples=50, seed=1, origin="generated")
+    assert b2["origin"] == "generated" and b2["generated"] is None
+    assert any(w.startswith("every query of this split is generated") for w in b2["warnings"])
+    assert "every query of this split is generated" in " ".join(
+        what_this_says(build_report({"A": b2}, None, {})))
