@@ -4,10 +4,15 @@ Our definitions (the paper does not publish them).  With C clusters, n_c the num
 whose primary cluster is c and w_c the cluster's corpus mass (its stratum weight: the share of
 documents whose own stratum is c, the structure's clusters table ``mass``):
 
-* **MSC** (minimum semantic coverage) = |{c : n_c ≥ 1}| / C;
+* **MSC** (minimum semantic coverage) = |{c : w_c > 0, n_c ≥ 1}| / |{c : w_c > 0}|, over the
+  strata that exist: a cluster of weight 0 is no document's own stratum, carries nothing in a
+  weighted estimate and cannot be covered by a query about one document, so it is not in the
+  denominator; such clusters are listed apart (``weightless``, with the queries that land
+  there anyway);
 * **SCC** (sufficient corpus coverage) = Σ_{c : n_c ≥ n_min} w_c / Σ_c w_c, the share of corpus
   mass in clusters that hold at least ``n_min`` queries;
-* **gaps**: the clusters with n_c = 0, heaviest corpus mass first (with their labels).
+* **gaps**: the clusters with w_c > 0 and n_c = 0, heaviest corpus mass first (with their
+  labels).
 
 At **cell level** the units are the cells (cluster × Δ bin × J bin; 16 per cluster with the
 default 4 × 4 grid of :mod:`.cells`, N/A levels included); a cell's mass is
@@ -52,6 +57,8 @@ class Coverage:
     """Coverage of ``units`` (clusters or cells) by a query set.
 
     ``query_counts`` and ``mass`` are aligned with ``units``; ``mass`` is normalised to sum 1.
+    MSC, ``covered`` and ``weighted_units`` count only the units of positive mass; the others
+    are ``weightless``.
     """
 
     level: str
@@ -68,9 +75,24 @@ class Coverage:
         return len(self.units)
 
     @property
+    def weighted_units(self) -> int:
+        """Units of positive mass: MSC's denominator."""
+        return int(np.count_nonzero(self.mass > 0))
+
+    @property
     def covered(self) -> int:
-        """Units with at least one query."""
-        return int(np.count_nonzero(self.query_counts))
+        """Units of positive mass with at least one query: MSC's numerator."""
+        return int(np.count_nonzero(self.query_counts[self.mass > 0]))
+
+    @property
+    def weightless(self) -> int:
+        """Units of mass 0 (no document's own stratum), left out of MSC."""
+        return int(np.count_nonzero(self.mass <= 0))
+
+    @property
+    def weightless_queries(self) -> int:
+        """Queries whose unit has mass 0 (they count in no weighted estimate)."""
+        return int(self.query_counts[self.mass <= 0].sum())
 
     @property
     def sufficient(self) -> int:
@@ -85,7 +107,9 @@ class Coverage:
     def to_dict(self, top_gaps: int | None = 20) -> dict:
         gaps = self.gaps if top_gaps is None else self.gaps[:top_gaps]
         return {"level": self.level, "msc": self.msc, "scc": self.scc, "n_min": self.n_min,
-                "units": self.n_units, "covered": self.covered, "sufficient": self.sufficient,
+                "units": self.n_units, "weighted_units": self.weighted_units,
+                "weightless": self.weightless, "weightless_queries": self.weightless_queries,
+                "covered": self.covered, "sufficient": self.sufficient,
                 "uncovered_mass": self.uncovered_mass, "gaps": len(self.gaps),
                 "top_gaps": [{"stratum": g.stratum, "mass": g.mass, "label": g.label}
                              for g in gaps]}
@@ -135,11 +159,13 @@ def cluster_coverage(primary, cluster_mass, *, n_min: int = DEFAULT_N_MIN,
     C = len(w)
     counts = np.bincount(_primary(primary, C), minlength=C)
     w = w / w.sum()
-    empty = np.flatnonzero(counts == 0)
+    possible = w > 0
+    empty = np.flatnonzero((counts == 0) & possible)
     order = empty[np.argsort(-w[empty], kind="stable")]
     gaps = tuple(Gap(int(c), float(w[c]), _label(labels, int(c))) for c in order)
-    return Coverage("cluster", float(np.count_nonzero(counts) / C),
-                    float(w[counts >= n_min].sum()), n_min, tuple(range(C)), counts, w, gaps)
+    msc = float(np.count_nonzero(counts[possible]) / np.count_nonzero(possible))
+    return Coverage("cluster", msc, float(w[counts >= n_min].sum()), n_min, tuple(range(C)),
+                    counts, w, gaps)
 
 
 def _allowed(grid: CellGrid, quantity: str) -> str:

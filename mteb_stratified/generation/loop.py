@@ -249,9 +249,10 @@ class _State:
                            n_min=self.n_min, labels=self.labels, grid=self.grid)
         return {"n_queries": len(self.primary),
                 "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
-                            "units": cl.n_units, "uncovered_mass": cl.uncovered_mass},
+                            "units": cl.weighted_units, "weightless": cl.weightless,
+                            "uncovered_mass": cl.uncovered_mass},
                 "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered,
-                         "units": ce.n_units}}
+                         "units": ce.weighted_units}}
 
 
 def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,

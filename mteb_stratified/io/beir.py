@@ -15,9 +15,8 @@ from importlib import resources
 from ..core.errors import InputError
 from .files import numbered_lines, parse_json, read_qrels
 
-__all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path", "dataset_folder",
-           "find_file",
-           "read_jsonl"]
+__all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path",
+           "dataset_folder", "find_file", "read_jsonl"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -396,7 +396,10 @@ def what_this_says(report: dict) -> list[str]:
         out.append(f"Strata: {g['n_strata']} evaluated strata of at least {g['min_queries']} "
                    f"queries each, from levels {', '.join(str(x) for x in g['levels'])} of the "
                    f"cluster tree ({g['why']}); coverage below counts the fine clusters.")
-    text = (f"Coverage: {cov['covered']} of {cov['units']} clusters hold at least one query "
+    units = cov.get("weighted_units", cov["units"])
+    weightless = (f" ({cov['weightless']} more are no document's own stratum, carry no weight "
+                  "and are left out)" if cov.get("weightless") else "")
+    text = (f"Coverage: {cov['covered']} of {units} clusters hold at least one query{weightless} "
             f"(MSC {cov['msc']:.3f}); clusters with at least {n_min} queries hold "
             f"{_pct(cov['scc'])} of the corpus mass (SCC), and {_pct(cov['uncovered_mass'])} "
             "of the corpus mass lies in clusters no query reaches")
@@ -611,7 +614,7 @@ def render_html(report: dict) -> str:
     parts.append("<h2 id='coverage'>Coverage</h2>")
     parts.append(_table(["level", "MSC", "SCC", "n_min", "covered", "units", "uncovered mass"],
                         [[c["level"], _fmt(c["msc"]), _fmt(c["scc"]), c["n_min"], c["covered"],
-                          c["units"], _fmt(c["uncovered_mass"])]
+                          c.get("weighted_units", c["units"]), _fmt(c["uncovered_mass"])]
                          for c in first["coverage"].values()]))
     parts.append(f"<figure id='coverage-map'>{_coverage_map(first)}</figure>")
     parts.append("<h3>Gaps: clusters without queries, heaviest first</h3>")
@@ -725,7 +728,8 @@ def to_markdown(report: dict) -> str:
     lines.append("|---|---|---|---|---|---|")
     for c in first["coverage"].values():
         lines.append(f"| {c['level']} | {c['msc']:.3f} | {c['scc']:.3f} | {c['n_min']} | "
-                     f"{c['covered']} / {c['units']} | {c['uncovered_mass']:.3f} |")
+                     f"{c['covered']} / {c.get('weighted_units', c['units'])} | "
+                     f"{c['uncovered_mass']:.3f} |")
     lines += ["", "Zero-query clusters with the largest corpus mass:", "",
               "| cluster | corpus mass | label |", "|---|---|---|"]
     for g in first["gaps"][:10]:

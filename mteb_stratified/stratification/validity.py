@@ -101,11 +101,12 @@ def _msc_scc(primary, mass, n_min: int) -> tuple[float, float]:
 def coverage_ceiling(weights: ClusterWeights, mass, *, n_min: int = 5) -> tuple[float, float]:
     """``(MSC, SCC)`` of the ceiling: every corpus document a query with rel = {d}.
 
-    A cluster is no document's own stratum exactly when its stratum weight is 0, so the MSC
-    ceiling is the share of clusters that carry weight.  It bounds the single-document queries
-    and a generator that targets weighted clusters; a query with several relevant documents can
-    still land in a weightless cluster (their summed masses may peak there), a stratum that
-    adds nothing to a weighted estimate.
+    A cluster is no document's own stratum exactly when its stratum weight is 0, and MSC counts
+    only the clusters that carry weight (:mod:`mteb_stratified.core.coverage`), so the MSC
+    ceiling is 1 whenever the weights are the documents' own strata; SCC's ceiling is below 1
+    when some weighted cluster is the own stratum of fewer than ``n_min`` documents.  A query
+    with several relevant documents can still land in a weightless cluster (their summed
+    masses may peak there): it counts in neither MSC nor any weighted estimate.
     """
     own = weights.primary()
     return _msc_scc(own[own >= 0], np.asarray(mass, dtype=np.float64), n_min)

@@ -34,6 +34,22 @@ def test_msc_scc_and_gaps_by_hand():
     assert d["msc"] == cov.msc and d["gaps"] == 2 and len(d["top_gaps"]) == 1
 
 
+def test_msc_counts_only_the_strata_that_carry_weight():
+    """A weightless cluster (no document's own stratum) is not in MSC's denominator, nor a gap;
+    it is listed apart, with the queries that land there anyway."""
+    mass = np.array([0.5, 0.0, 0.3, 0.0, 0.2])
+    primary = [0, 0, 1, 2]                     # counts: 2, 1, 1, 0, 0
+    cov = cluster_coverage(primary, mass, n_min=2)
+    assert cov.msc == pytest.approx(2 / 3)    # clusters 0 and 2 of the weighted 0, 2, 4
+    assert cov.weighted_units == 3 and cov.weightless == 2 and cov.weightless_queries == 1
+    assert cov.covered == 2 and [g.stratum for g in cov.gaps] == [4]
+    d = cov.to_dict()
+    assert (d["weighted_units"], d["weightless"], d["weightless_queries"]) == (3, 2, 1)
+    assert d["covered"] / d["weighted_units"] == pytest.approx(d["msc"])
+    # a query in every weighted cluster: MSC 1, whatever the weightless clusters hold
+    assert cluster_coverage([0, 2, 4], mass).msc == 1.0
+
+
 def test_default_n_min_and_validation():
     assert DEFAULT_N_MIN == 5
     assert cluster_coverage([0] * 5, [1.0, 1.0]).scc == pytest.approx(0.5)

@@ -8,7 +8,6 @@ folder, independently of the loop's bookkeeping.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 from dataclasses import replace
@@ -112,9 +111,11 @@ def test_only_verified_queries_count(written, slice_data):
                        grid=st.grid)
     assert cov["after"] == {
         "n_queries": st.n_queries,
-        "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered, "units": cl.n_units,
+        "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
+                    "units": cl.weighted_units, "weightless": cl.weightless,
                     "uncovered_mass": cl.uncovered_mass},
-        "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered, "units": ce.n_units}}
+        "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered,
+                 "units": ce.weighted_units}}
     gen = written["gen"]
     assert cov["after"]["n_queries"] == cov["before"]["n_queries"] + len(gen)
     # the written generated queries are exactly the accepted candidates
@@ -439,14 +440,18 @@ def test_output_stratifies_apart_and_loads_as_an_mteb_task(written, slice_paths,
 # ---------------------------------------------------------------------------------------------
 # 8. a target above the corpus' ceiling
 # ---------------------------------------------------------------------------------------------
-def test_target_msc_above_the_ceiling(tmp_path, capsys):
+def test_a_weightless_cluster_is_left_out_of_msc_and_its_ceiling(tmp_path):
     """A map where one of the 31 clusters is no document's own stratum (the bundled NFCorpus
-    map with that cluster's documents moved to cluster 0): the single-document ceiling is
-    30/31 = 0.968, and a target above it is refused with the ceiling, before the offline name
-    index is built (minutes of embedding on a laptop for 8,068 names)."""
+    map with that cluster's documents moved to cluster 0): MSC counts the 30 clusters that
+    carry weight, so the single-document ceiling is 1 (it was 30/31 = 0.968 over all
+    clusters), and the weightless cluster is listed apart, never a gap."""
     import gzip
     import shutil
 
+    from mteb_stratified.core import cluster_coverage
+    from mteb_stratified.io import load_corpus
+    from mteb_stratified.stratification import cluster_weights
+    from mteb_stratified.stratification.validity import coverage_ceiling
     from mteb_stratified.structure.artifact import StructureArtifact
 
     src = StructureArtifact.bundled("nfcorpus")
@@ -461,11 +466,12 @@ def test_target_msc_above_the_ceiling(tmp_path, capsys):
             r["weights"] = {"0": 1.0}
     with gzip.open(path, "wt", encoding="utf-8") as fh:
         fh.write("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "o"
-    code = cli_main.main(["generate", "--dataset", "nfcorpus", "--structure", str(art),
-                          "--target-msc", "0.99", "--out", str(out), "--no-progress"])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
-    assert "single-document ceiling 0.968" in err and "fix: pass --target-msc ≤ 0.96" in err
-    assert not glob.glob(str(out / ".work" / "offline-names-*.npy")), \
-        "the target was refused only after every entity name was embedded"
+    weights = cluster_weights(StructureArtifact.load(str(art)),
+                              load_corpus(bundled_path("nfcorpus")))
+    mass = weights.primary_share()
+    assert mass[last] == 0 and np.count_nonzero(mass) == src.n_clusters - 1
+    assert coverage_ceiling(weights, mass)[0] == 1.0
+    own = weights.primary()
+    cov = cluster_coverage(own[own >= 0], mass)
+    assert cov.msc == 1.0 and cov.weightless == 1 and cov.weighted_units == src.n_clusters - 1
+    assert last not in [g.stratum for g in cov.gaps]
