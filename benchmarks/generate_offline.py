@@ -1,7 +1,7 @@
 """Offline coverage-aware generation on NFCorpus: one command, no server, no API key.
 
-Runs ``mteb-stratified generate --dataset nfcorpus --structure bundled --out OUT`` (the offline
-writer, judge and verifier; ``--seed``) in a fresh process and prints:
+Runs ``mteb-stratified generate --dataset nfcorpus --structure bundled --out OUT --writer
+template`` (the offline writer, judge and verifier; ``--seed``) in a fresh process and prints:
 
 * MSC and SCC before and after (cluster level, the stratum rule), with the ceiling and targets;
 * candidates, accepted and rejected counts by reason, and the wall time in minutes;
@@ -54,7 +54,7 @@ def main() -> int:
         shutil.rmtree(args.out)
     cmd = [sys.executable, "-m", "mteb_stratified", "generate", "--dataset", args.dataset,
            "--structure", args.structure, "--out", args.out, "--seed", str(args.seed),
-           "--no-progress"]
+           "--writer", "template", "--no-progress"]
     print("$", " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT)

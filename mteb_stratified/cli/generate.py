@@ -1,10 +1,12 @@
-"""mteb-stratified generate: coverage-aware query generation with verification.
+"""mteb-stratified generate: fill the strata a query set leaves empty, real judged queries first.
 
-Without --base-url, the offline writer, judge and verifier build the queries from the
-structure's own entities (no network, no API key, deterministic for a --seed): the queries are
-offline-synthetic, good for filling coverage to measure strata, not a substitute for human or
-strong-LLM judgments. With --base-url, an OpenAI-compatible LLM writes, judges and verifies them
-(--budget calls at most, --concurrency requests in flight).
+--writer select (the default without --base-url): real queries with human qrels from held-back
+splits of the same corpus (--pool-splits, default every judged split but --split: dev, and
+train where it exists), chosen to fill the uncovered strata; nothing synthetic, no network.
+--writer template: the offline entity-template writer, judge and verifier (a pipeline smoke
+test, labelled so in its output, not evaluation data). With --base-url (--writer llm), an
+OpenAI-compatible LLM writes, judges and verifies queries (--budget calls at most,
+--concurrency requests in flight).
 
 Writes a BEIR folder to -o/--out: every original split as it was (qrels copied byte for byte)
 and the verified generated queries in a split of their own, "generated" (qrels/generated.tsv;
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 
 from ..core import DEFAULT_N_MIN
 from ..generation.loop import DEFAULT_MSC_SHARE
@@ -36,6 +39,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="BEIR folder (corpus, queries, qrels) or a bundled dataset (nfcorpus)")
     p.add_argument("--split", default="test",
                    help="the original query set (default: test)")
+    p.add_argument("--writer", choices=("select", "template", "llm"), default=None,
+                   help="select: real judged queries from --pool-splits; template: the offline "
+                        "entity-template writer (a smoke test); llm: the --base-url model "
+                        "(default: llm with --base-url, else select)")
+    p.add_argument("--pool-splits", default=None, metavar="SPLIT[,SPLIT]",
+                   help="--writer select: the splits to select from (default: every judged "
+                        "split but --split; a train split favours models fine-tuned on it, "
+                        "and the command says so)")
     p.add_argument("--structure", required=True, metavar="DIR",
                    help="structure artifact folder of the corpus ('bundled' for the bundled "
                         "NFCorpus structure)")
@@ -115,10 +126,42 @@ def run(args: argparse.Namespace) -> int:
     folder = dataset_folder(args.dataset)  # inputs checked before the heavy imports
     _check_path(args)
     check_splits(folder, args.split, args.merge_into_split)
+    _check_writer(args, folder)
     output_dir(args.out)
     # one job per --out: a second one would repeat paid calls and race on the cache
     with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
         return _generate(args, folder)
+
+
+def _check_writer(args: argparse.Namespace, folder: str) -> None:
+    """--writer against --base-url, and the selection pool (before any work)."""
+    from ..core import InputError
+    from ..generation.select import pool_splits
+
+    llm = args.base_url is not None
+    if args.writer is None:
+        args.writer = "llm" if llm else "select"
+    if (args.writer == "llm") != llm:
+        raise InputError(f"--writer {args.writer} " + ("needs --base-url (an LLM endpoint)"
+                                                        if not llm else
+                                                        "runs offline: it takes no --base-url"),
+                         fix="drop --writer for the default (select offline, llm with "
+                             "--base-url), or match the two")
+    if args.pool_splits is not None and args.writer != "select":
+        raise InputError("--pool-splits applies only to --writer select",
+                         fix="drop --pool-splits, or use --writer select")
+    if args.writer == "select":
+        requested = (None if args.pool_splits is None else
+                     [x.strip() for x in args.pool_splits.split(",") if x.strip()])
+        args.pools = pool_splits(folder, args.split, requested)
+        if not args.pools:
+            raise InputError(f"no split to select from: the dataset judges only {args.split!r}",
+                             source=folder,
+                             fix="give a BEIR folder with a dev (or train) split, or use "
+                                 "--writer template (a smoke test) or --base-url (an LLM)")
+        if "train" in args.pools:
+            notify("warning: the pool holds train queries: models fine-tuned on that split "
+                   "are favoured on them (--pool-splits dev to leave it out)")
 
 
 def _check_path(args: argparse.Namespace) -> None:
@@ -171,6 +214,8 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                            target_scc=args.target_scc, max_attempts=args.max_attempts,
                            n_seeds=args.n_seeds, max_candidates=args.max_candidates)
     _check_targets(cfg, artifact, dataset)  # a target above the ceiling: before any model
+    if args.writer == "select":
+        return _select(args, folder, dataset, artifact, cfg)
     endpoint = None if offline else _endpoint(args)  # no model or key: before any model
     work = os.path.join(args.out, ".work")
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=n_dense,
@@ -187,6 +232,22 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                                                         pooler, cfg)
     written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
                             provenance=provenance_of(writer, judge, verifier, cfg, artifact))
+    if written["splits"]["merge_changes"]:
+        notify(written["splits"]["merge_changes"])
+    return _summary(args, result)
+
+
+def _select(args, folder, dataset, artifact, cfg) -> int:
+    """--writer select: real judged queries of the pool splits into the uncovered strata."""
+    from ..generation.output import selection_provenance, write_dataset
+    from ..generation.select import select_queries
+    from ..io import load_beir
+
+    pools = {name: load_beir(folder, name, corpus=False) for name in args.pools}
+    pools = {name: replace(p, corpus=dataset.corpus) for name, p in pools.items()}
+    result = select_queries(dataset, pools, artifact, config=cfg)
+    written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
+                            provenance=selection_provenance(cfg, artifact, args.pools))
     if written["splits"]["merge_changes"]:
         notify(written["splits"]["merge_changes"])
     return _summary(args, result)
@@ -253,15 +314,26 @@ def _summary(args, result) -> int:
     counts = result.counts()
     summary = {"out": args.out, "before": result.coverage_before, "after": result.coverage_after,
                "counts": counts, "stop_reason": result.stop_reason, "usage": result.usage,
-               "targets": result.targets}
+               "targets": result.targets, "writer": args.writer}
+    if result.pool:
+        summary.update(pool=result.pool, unfilled=result.unfilled)
     if args.json:
         print_json(summary)
         return 0
     b, a = result.coverage_before["cluster"], result.coverage_after["cluster"]
     t = result.targets
-    print(f"{args.out}: {counts['accepted']} of {counts['generated']} candidates accepted "
-          f"({counts['accepted_in_target_cell']} in their target cell); rejected by reason: "
-          f"{counts['rejected_by_reason'] or '-'}")
+    if result.pool:
+        pool = result.pool
+        print(f"{args.out}: {pool['selected']} real judged queries selected from "
+              f"{', '.join(pool['splits'])} ({pool['queries']} in the pool; "
+              f"{counts['accepted_in_target_cell']} in their target cell) into split "
+              f"'selected'; the pool's own ceiling: MSC {pool['ceiling']['msc']:.3f}, SCC "
+              f"{pool['ceiling']['scc']:.3f}; strata the pool cannot fill: "
+              f"{sum(u['pool_queries_left'] == 0 for u in result.unfilled)}")
+    else:
+        print(f"{args.out}: {counts['accepted']} of {counts['generated']} candidates accepted "
+              f"({counts['accepted_in_target_cell']} in their target cell); rejected by "
+              f"reason: {counts['rejected_by_reason'] or '-'}")
     print(f"  MSC {b['msc']:.3f} → {a['msc']:.3f} (target {t['msc']:.3f}, ceiling "
           f"{t['ceiling_msc']:.3f}), SCC {b['scc']:.3f} → {a['scc']:.3f} (target "
           f"{t['scc']:.3f}) (stop: {result.stop_reason})")

@@ -206,6 +206,8 @@ class GenerationResult:
     usage: dict = field(default_factory=dict)
     infeasible: list = field(default_factory=list)
     targets: dict = field(default_factory=dict)
+    unfilled: list = field(default_factory=list)   # selection: strata the pool cannot fill
+    pool: dict = field(default_factory=dict)       # selection: the pool and its ceiling
 
     def counts(self) -> dict:
         rej: dict = {}
@@ -241,6 +243,13 @@ class _State:
 
     def cluster_counts(self) -> np.ndarray:
         return np.bincount(np.asarray(self.primary, dtype=np.int64), minlength=self.C)
+
+    def cell_counts(self) -> dict:
+        """``{(c, δ, j): n}`` with bin codes."""
+        out: dict = {}
+        for key in zip(self.primary, self.dbin, self.jbin):
+            out[key] = out.get(key, 0) + 1
+        return out
 
     def coverage(self) -> dict:
         p = np.asarray(self.primary, dtype=np.int64)
@@ -382,25 +391,31 @@ class _Seeds:
 # ---------------------------------------------------------------------------------------------
 # the loop
 # ---------------------------------------------------------------------------------------------
-def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
-                     verifier: Verifier, pooler, config: GenerationConfig | None = None,
-                     calls=None, log=None, concurrency: int = 1) -> GenerationResult:
-    """Run the coverage-aware generation loop (module docstring) and return its result.
+@dataclass
+class CoverageStart:
+    """What a coverage loop starts from (:func:`coverage_start`)."""
 
-    ``dataset``: a BEIR dataset (``load_beir``) of the artifact's corpus; its judged queries are
-    the original query set.  ``calls``: the :class:`~.llm.BudgetedCalls` the LLM parts share
-    (for usage and the round reservations; the budget itself is enforced there).
-    ``concurrency``: candidates of a round drafted at once (threads; their LLM requests overlap,
-    their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
-    is written; see :func:`.output.write_dataset`.
-    """
+    weights: object
+    bins: object
+    mass: np.ndarray
+    labels: dict
+    state: _State
+    result: GenerationResult
+    target_msc: float
+    target_scc: float
+
+    def met(self, cov: dict) -> bool:
+        """Both targets reached by the coverage ``cov``."""
+        return (cov["cluster"]["msc"] >= self.target_msc
+                and cov["cluster"]["scc"] >= self.target_scc)
+
+
+def coverage_start(dataset, artifact, cfg: GenerationConfig) -> CoverageStart:
+    """The stratum weights, bins, the original queries' coverage (the state a loop adds to),
+    the targets and an empty result: shared by generation and selection."""
     from ..stratification import cluster_weights, corpus_bins, strata_for_dataset
     from ..stratification.validity import coverage_ceiling
 
-    cfg = config or GenerationConfig()
-    concurrency = int(concurrency)
-    if concurrency < 1:
-        raise InputError(f"concurrency must be ≥ 1, got {concurrency}", fix="e.g. 4")
     artifact.check_corpus(dataset.corpus)
     weights = cluster_weights(artifact, dataset.corpus)
     bins = corpus_bins(artifact)
@@ -423,6 +438,29 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
                       "ceiling_msc": ceiling[0], "ceiling_scc_documents": ceiling[1],
                       "rule": "MSC target: given, or "
                               f"{DEFAULT_MSC_SHARE} x the ceiling (every document a query)"}
+    return CoverageStart(weights, bins, mass, labels, state, result, target_msc, target_scc)
+
+
+def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
+                     verifier: Verifier, pooler, config: GenerationConfig | None = None,
+                     calls=None, log=None, concurrency: int = 1) -> GenerationResult:
+    """Run the coverage-aware generation loop (module docstring) and return its result.
+
+    ``dataset``: a BEIR dataset (``load_beir``) of the artifact's corpus; its judged queries are
+    the original query set.  ``calls``: the :class:`~.llm.BudgetedCalls` the LLM parts share
+    (for usage and the round reservations; the budget itself is enforced there).
+    ``concurrency``: candidates of a round drafted at once (threads; their LLM requests overlap,
+    their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
+    is written; see :func:`.output.write_dataset`.
+    """
+    cfg = config or GenerationConfig()
+    concurrency = int(concurrency)
+    if concurrency < 1:
+        raise InputError(f"concurrency must be ≥ 1, got {concurrency}", fix="e.g. 4")
+    start = coverage_start(dataset, artifact, cfg)
+    weights, bins, mass, labels, state, result = (start.weights, start.bins, start.mass,
+                                                  start.labels, start.state, start.result)
+    target_scc = start.target_scc
     seeds = _Seeds(weights, weights.doc_ids, cfg)
     doc_entities = artifact.canonical_doc_entities()
     existing = {_norm(t) for t in dataset.queries.values()}
@@ -447,24 +485,18 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
         from concurrent.futures import ThreadPoolExecutor
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate")
 
-    def met(cov) -> bool:
-        return cov["cluster"]["msc"] >= target_msc and cov["cluster"]["scc"] >= target_scc
-
     try:
         while True:
             cov = state.coverage()
-            if met(cov):
+            if start.met(cov):
                 result.stop_reason = "coverage targets met"
                 break
             if cfg.max_candidates is not None and len(result.candidates) >= cfg.max_candidates:
                 result.stop_reason = f"{cfg.max_candidates} candidates written (max_candidates)"
                 break
-            cell_counts: dict = {}
-            for key in zip(state.primary, state.dbin, state.jbin):
-                cell_counts[key] = cell_counts.get(key, 0) + 1
             # the SCC target met, the MSC one not: only clusters without a query are targets
             empty_only = cov["cluster"]["scc"] >= target_scc
-            targets = rank_targets(state.cluster_counts(), cell_counts, mass, cfg.n_min,
+            targets = rank_targets(state.cluster_counts(), state.cell_counts(), mass, cfg.n_min,
                                    labels=labels, exclude=exhausted, failures=failures,
                                    grid=bins.grid, empty_only=empty_only,
                                    j_order=j_order)

@@ -109,7 +109,7 @@ def test_merge_into_a_split_the_dataset_lacks(tmp_path, capsys):
                               "train")) == 2
     err = _error(capsys)
     assert "--merge-into-split 'train': the dataset has no such split" in err
-    assert "choose one of test" in err
+    assert "choose one of dev, test" in err
     assert not (tmp_path / "o").exists()  # refused before any work
 
 

@@ -30,7 +30,7 @@ FILES = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/dev.tsv",
 def _generate(slice_paths, out, *extra) -> int:
     folder, structure = slice_paths
     return cli_main.main(["generate", "--dataset", folder, "--structure", structure, "--out",
-                          str(out), "--no-progress", "--json", *extra])
+                          str(out), "--writer", "template", "--no-progress", "--json", *extra])
 
 
 @pytest.fixture(scope="module")
