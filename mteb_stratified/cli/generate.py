@@ -227,6 +227,8 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                                                 model=model)
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
                                   verifier=verifier, pooler=pooler, config=cfg)
+        bm = _bm25_real(dataset)
+        _gate(args, dataset, result, _judge_sample(args, dataset, judge, bm), bm)
     else:
         writer, judge, verifier, result = _llm_generate(args, endpoint, artifact, dataset,
                                                         pooler, cfg)
@@ -246,11 +248,67 @@ def _select(args, folder, dataset, artifact, cfg) -> int:
     pools = {name: load_beir(folder, name, corpus=False) for name in args.pools}
     pools = {name: replace(p, corpus=dataset.corpus) for name, p in pools.items()}
     result = select_queries(dataset, pools, artifact, config=cfg)
+    bm = _bm25_real(dataset)
+    _gate(args, dataset, result, _judge_sample(args, dataset, None, bm, note="a selection's "
+                                               "judgments are the pool's human qrels"), bm)
     written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
                             provenance=selection_provenance(cfg, artifact, args.pools))
     if written["splits"]["merge_changes"]:
         notify(written["splits"]["merge_changes"])
     return _summary(args, result)
+
+
+def _bm25_real(dataset) -> dict:
+    from ..adapters.bm25 import bm25_run
+    real = {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
+    return bm25_run(dataset.corpus, real, depth=100)[0]
+
+
+#: The gate's judge sample: this many real queries (one batched judge request each) at most,
+#: and at least GATE_MIN_QUERIES of them, or the judge is not measured.
+GATE_QUERIES, GATE_MIN_QUERIES = 20, 5
+
+
+def _judge_sample(args, dataset, judge, bm25_real, note=None, calls=None) -> dict:
+    """The gate's judge sample on real pairs.  On the LLM path it is paid from what the
+    generation left of the budget (one request per query with the batched judge): fewer
+    than GATE_MIN_QUERIES requests left leaves the judge unmeasured, and says so."""
+    from ..generation.gate import judge_check
+    from ..generation.llm import BudgetExhausted
+
+    n = GATE_QUERIES
+    if calls is not None and judge is not None:
+        per = -(-4 // max(1, args.judge_batch))   # requests per query: 4 pooled documents
+        n = min(GATE_QUERIES, calls.remaining // per)
+        if n < GATE_MIN_QUERIES:
+            return judge_check(None, dataset, bm25_real, note=(
+                f"{calls.remaining} LLM calls were left after the generation, fewer than the "
+                f"gate's sample of {GATE_MIN_QUERIES}–{GATE_QUERIES} real queries needs: raise "
+                f"--budget, or bound the generation with --max-candidates"))
+    try:
+        return judge_check(judge, dataset, bm25_real, note=note, seed=args.seed, n_queries=n)
+    except BudgetExhausted as exc:
+        return judge_check(None, dataset, bm25_real, note=f"the budget ran out on the "
+                           f"judge's sample ({exc}): raise --budget")
+
+
+def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
+    """The validity gate (generation/gate.py) on what the run added: the panel is BM25 and
+    the packaged MiniLM; the corpus embeddings are cached in OUT/.work."""
+    from ..adapters.bm25 import bm25_run
+    from ..generation.gate import dense_runs, validity_gate
+
+    added = {r["query_id"]: r["query"] for r in result.accepted}
+    real = {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
+    bm_added = bm25_run(dataset.corpus, added, depth=100)[0] if added else {}
+    dense = dense_runs(dataset.corpus, {"real": real, "added": added}, None,
+                       os.path.join(args.out, ".work"))
+    runs = {"BM25": (bm25_real, bm_added), "MiniLM": (dense["real"], dense["added"])}
+    result.gate = validity_gate(
+        dataset, added, {r["query_id"]: r["qrels"] for r in result.accepted},
+        {r["query_id"]: r["landed"][0] for r in result.accepted}, result.original_clusters,
+        runs=runs, baseline=result.baseline, judge=judged)
+    notify(f"validity gate: {result.gate['verdict']}")
 
 
 def _check_targets(cfg, artifact, dataset) -> None:
@@ -303,6 +361,9 @@ def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
                                   verifier=verifier, pooler=pooler, config=cfg, calls=calls,
                                   concurrency=args.concurrency)
+        bm = _bm25_real(dataset)   # the gate's judge sample: what the budget has left
+        _gate(args, dataset, result, _judge_sample(args, dataset, judge, bm, calls=calls), bm)
+        result.usage = calls.usage()
     finally:
         if bar is not None:
             bar.close()

@@ -53,6 +53,7 @@ replays the finished calls from the cache and produces the same output as an uni
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from dataclasses import dataclass, field
@@ -208,6 +209,9 @@ class GenerationResult:
     targets: dict = field(default_factory=dict)
     unfilled: list = field(default_factory=list)   # selection: strata the pool cannot fill
     pool: dict = field(default_factory=dict)       # selection: the pool and its ceiling
+    original_clusters: dict = field(default_factory=dict)   # {qid: cluster} of the originals
+    baseline: dict = field(default_factory=dict)   # the trivial baseline (.gate)
+    gate: dict = field(default_factory=dict)       # the validity gate (.gate), set by the caller
 
     def counts(self) -> dict:
         rej: dict = {}
@@ -391,6 +395,20 @@ class _Seeds:
 # ---------------------------------------------------------------------------------------------
 # the loop
 # ---------------------------------------------------------------------------------------------
+def trivial_baseline(state_before, targets: list) -> dict:
+    """MSC and SCC with one document per targeted cluster added, as many as ``targets``: the
+    validity gate's trivial baseline (:mod:`.gate`).  At cluster level a document whose own stratum is c counts as one
+    query in c whichever document it is, so the baseline is exact, with no draw."""
+    base = copy.deepcopy(state_before)
+    for c in targets:
+        base.add(int(c), 0, 0)
+    cov = base.coverage()
+    return {"documents": len(targets), "msc": cov["cluster"]["msc"],
+            "scc": cov["cluster"]["scc"],
+            "rule": "one document per targeted cluster (its own stratum), as many as were "
+                    "added: the targeting alone"}
+
+
 @dataclass
 class CoverageStart:
     """What a coverage loop starts from (:func:`coverage_start`)."""
@@ -403,6 +421,14 @@ class CoverageStart:
     result: GenerationResult
     target_msc: float
     target_scc: float
+    initial: _State = None   # the state before anything is added (the baseline's start)
+
+    def finish(self) -> GenerationResult:
+        """The coverage after, and the trivial baseline of as many targeted clusters."""
+        self.result.coverage_after = self.state.coverage()
+        self.result.baseline = trivial_baseline(self.initial, [r["target"][0] for r in
+                                                               self.result.accepted])
+        return self.result
 
     def met(self, cov: dict) -> bool:
         """Both targets reached by the coverage ``cov``."""
@@ -433,12 +459,15 @@ def coverage_start(dataset, artifact, cfg: GenerationConfig) -> CoverageStart:
     labels = {int(c): lab for c, lab in artifact.cluster_labels.items()}
     state = _State(strata.primary, strata.dispersion_bin, strata.alignment_bin, mass, labels,
                    cfg.n_min, grid=bins.grid)
-    result = GenerationResult(coverage_before=state.coverage())
+    result = GenerationResult(coverage_before=state.coverage(),
+                              original_clusters=dict(zip(strata.queries,
+                                                         strata.primary.tolist())))
     result.targets = {"msc": target_msc, "scc": target_scc,
                       "ceiling_msc": ceiling[0], "ceiling_scc_documents": ceiling[1],
                       "rule": "MSC target: given, or "
                               f"{DEFAULT_MSC_SHARE} x the ceiling (every document a query)"}
-    return CoverageStart(weights, bins, mass, labels, state, result, target_msc, target_scc)
+    return CoverageStart(weights, bins, mass, labels, state, result, target_msc, target_scc,
+                         copy.deepcopy(state))
 
 
 def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: RelevanceJudge,
@@ -584,7 +613,7 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     finally:
         if pool is not None:  # after an error, queued candidates are not started
             pool.shutdown(wait=True, cancel_futures=True)
-    result.coverage_after = state.coverage()
+    start.finish()
     result.infeasible = infeasible
     if calls is not None:
         result.usage = calls.usage()

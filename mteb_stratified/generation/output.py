@@ -198,6 +198,8 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
               "provenance": provenance, "splits": split_info}
     if selection:
         report["pool"], report["unfilled"] = result.pool, result.unfilled
+    if result.gate:
+        report["gate"] = result.gate
     if (provenance.get("generator") or {}).get("kind") == "offline-synthetic":
         report["label"] = SMOKE_TEST
     _write_atomic(os.path.join(out, "coverage.json"),
@@ -215,6 +217,8 @@ def coverage_markdown(report: dict) -> str:
         rows.append(f"| {name} | {cov['n_queries']} | {cov['cluster']['msc']:.3f} | "
                     f"{cov['cluster']['scc']:.3f} | {cov['cell']['msc']:.3f} | "
                     f"{cov['cell']['scc']:.3f} |")
+    if report.get("gate"):
+        rows[1:1] = ["", f"**Validity gate: {report['gate']['verdict']}**"]
     if report.get("label"):
         rows[0:0] = [f"**{report['label']}**", ""]
     sp = report.get("splits") or {}
@@ -254,6 +258,9 @@ def coverage_markdown(report: dict) -> str:
         rows += [f"| {r} | {k} | {REASONS.get(r, '')} |" for r, k in
                  n["rejected_by_reason"].items()]
     rows += ["", f"Stop: {report['stop_reason']}.", ""]
+    if report.get("gate"):
+        from .gate import gate_markdown
+        rows += gate_markdown(report["gate"], md_cell) + [""]
     u = report.get("usage") or {}
     if u:
         rows.append(f"LLM calls: {u.get('calls')} ({u.get('paid_calls')} sent, "

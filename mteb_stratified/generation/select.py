@@ -148,7 +148,7 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
                   "step": step, "seed": cfg.seed}
         result.accepted.append(record)
         result.candidates.append(record)
-    result.coverage_after = state.coverage()
+    start.finish()
     result.unfilled = _unfilled(state, mass, labels, cands, used, cfg.n_min)
     result.pool = {"splits": sorted(pools), "queries": len(cands),
                    "excluded_by_strata": excluded, "selected": len(result.accepted),

@@ -86,6 +86,29 @@ def _cell(strata, qid) -> list:
 # ---------------------------------------------------------------------------------------------
 # 1. the held-out corpus reaches the targets, and only verified queries count
 # ---------------------------------------------------------------------------------------------
+def test_template_output_is_labelled_and_gated(written):
+    """--writer template: a smoke test by its own label; its judge is measured against the
+    human qrels on real pairs, and the verdict follows the thresholds."""
+    from mteb_stratified.generation.gate import KAPPA_MIN
+    from mteb_stratified.generation.output import SMOKE_TEST
+
+    cov = written["coverage"]
+    assert cov["label"] == SMOKE_TEST
+    assert all(r["metadata"]["label"] == SMOKE_TEST for r in written["gen"])
+    gate = cov["gate"]
+    j = gate["judge"]
+    assert j["measured"] is True and 0 < j["pairs"] <= j["queries"] * j["per_query"]
+    assert j["tp"] + j["fp"] + j["fn"] + j["tn"] == j["pairs"]
+    so = gate["system_order"]
+    assert so["systems"] == ["BM25", "MiniLM"]
+    fails = (j["kappa"] is not None and j["kappa"] < KAPPA_MIN) or (
+        so["kendall_tau"] is not None and so["kendall_tau"] < 0)
+    assert gate["passed"] is (not fails)
+    assert gate["trivial_baseline"]["documents"] == len(written["gen"])
+    md = open(os.path.join(written["out"], "coverage.md"), encoding="utf-8").read()
+    assert md.startswith(f"**{SMOKE_TEST}**") and "## Validity gate" in md
+
+
 def test_held_out_corpus_reaches_the_targets(written):
     cov = written["coverage"]
     after, targets = cov["after"], cov["targets"]

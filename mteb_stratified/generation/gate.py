@@ -1,0 +1,315 @@
+"""The validity gate every ``generate`` run passes through: can the added queries be read as
+evaluation data?  Four checks against real judgments, written to ``coverage.json`` (``gate``)
+and ``coverage.md`` with a verdict line.
+
+* **judge agreement with human qrels**: the run's own judge grades a sample of real (query,
+  document) pairs of the evaluated split: for each of ``n_queries`` queries drawn with
+  ``default_rng(seed)``, the top ``per_query`` documents of BM25 (a first-stage run), judged
+  relevant when the qrels grade them ≥ 1 and non-relevant when they grade them 0 or not at all
+  (unjudged counts as non-relevant, as trec_eval does).  Precision, recall and Cohen's κ =
+  (p_o − p_e) / (1 − p_e) of the judge's "relevant" (grade ≥ 1) against the qrels'.  A
+  selection run's judge is the human qrels themselves: not measured (κ = 1 by construction).
+* **system-order agreement**: a panel (BM25 and the packaged all-MiniLM-L6-v2 by default,
+  built by the command; the runs are given here) is scored (nDCG@10, tie-aware expected) on
+  the original and on the added queries: Kendall τ of the panel's order on the two sets,
+  each pair's mean difference with its paired 95% t interval on both, and the share of
+  shared clusters (a cluster holding at least ``min_shared`` queries of each set) where the
+  pair's difference has the same sign.
+* **lexical bias**: the share of queries whose BM25 rank-1 document is relevant, on the added
+  and on the original queries (queries built from a document's own words would be found by
+  BM25 first; the figure says whether they are).
+* **the trivial baseline**: MSC and SCC of one document per targeted cluster (its own
+  stratum: any document of it gives the same cluster counts), as many as were added, next to
+  what the run reached: at cluster level that is the targeting alone.  A coverage gain no
+  larger than it says nothing about the queries.
+
+**Verdict** (our thresholds): the run FAILS the gate when κ < 0.2 (at most "slight"
+agreement on Landis & Koch's scale: the judge does not define relevance as people do) or
+τ < 0 (the added queries reverse the panel's order on the real ones: any comparison on them
+would mislead).  Otherwise it passes, and the lexical bias and baseline are stated beside.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+from scipy import stats
+
+from ..core import InputError
+from .llm import BudgetExhausted
+
+__all__ = ["KAPPA_MIN", "TAU_MIN", "judge_agreement", "judge_check", "system_order",
+           "lexical_bias", "dense_runs", "validity_gate", "gate_markdown"]
+
+#: κ below this: the judge agrees with the qrels at most slightly (Landis & Koch 1977).
+KAPPA_MIN = 0.2
+#: τ below this: the added queries reverse the panel's order on the original ones.
+TAU_MIN = 0.0
+_MEASURE = "nDCG@10"
+
+
+def _kappa(judge_rel: np.ndarray, human_rel: np.ndarray) -> dict:
+    j, h = judge_rel.astype(bool), human_rel.astype(bool)
+    n = j.size
+    tp, fp = int(np.sum(j & h)), int(np.sum(j & ~h))
+    fn, tn = int(np.sum(~j & h)), int(np.sum(~j & ~h))
+    po = (tp + tn) / n if n else math.nan
+    pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n ** 2 if n else math.nan
+    kappa = (po - pe) / (1 - pe) if n and pe < 1 else math.nan
+    return {"pairs": n, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "precision": tp / (tp + fp) if tp + fp else None,
+            "recall": tp / (tp + fn) if tp + fn else None,
+            "kappa": None if math.isnan(kappa) else float(kappa)}
+
+
+def judge_agreement(judge, dataset, bm25, *, n_queries: int = 20, per_query: int = 4,
+                    seed: int = 0) -> dict:
+    """The judge against the qrels on real pairs (module docstring).  ``bm25``:
+    ``{qid: [doc ids, best first]}`` of the evaluated queries."""
+    from .loop import _judgements
+
+    qids = sorted(q for q in dataset.qrels if bm25.get(q))
+    rng = np.random.default_rng(seed)
+    pick = sorted(rng.choice(len(qids), size=min(n_queries, len(qids)), replace=False).tolist())
+    judged, human, done, stopped = [], [], 0, None
+    for i in pick:
+        q = qids[i]
+        docs = [(d, _text(dataset.corpus[d])) for d in bm25[q][:per_query]]
+        try:
+            grades, _ = _judgements(judge.judge(dataset.queries[q], docs), judge)
+        except BudgetExhausted as exc:   # keep the pairs graded so far, and say so
+            stopped = f"the budget ran out after {done} of {len(pick)} queries ({exc})"
+            break
+        done += 1
+        for d, _ in docs:
+            g = grades.get(d)
+            judged.append(g is not None and g >= 1)
+            human.append(dataset.qrels[q].get(d, 0) >= 1)
+    if not judged:
+        raise BudgetExhausted(stopped or "no pair graded")
+    out = _kappa(np.array(judged), np.array(human))
+    out.update(queries=done, per_query=per_query, first_stage="BM25",
+               unjudged="non-relevant", seed=seed, stopped=stopped)
+    return out
+
+
+def _text(doc: dict) -> str:
+    from ..io.corpus_text import doc_text
+    return doc_text(doc)
+
+
+def _per_query(qrels: dict, run: dict) -> dict:
+    from ..api import evaluate
+    res = evaluate(qrels, run, [_MEASURE], missing="zero")
+    return res[_MEASURE].per_query()
+
+
+def _paired(a: np.ndarray, b: np.ndarray) -> dict:
+    d = a - b
+    n = d.size
+    mean = float(d.mean()) if n else math.nan
+    if n < 2:
+        return {"n": n, "difference": mean, "ci_low": None, "ci_high": None, "p_value": None}
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    t = stats.t.ppf(0.975, n - 1)
+    p = float(2 * stats.t.sf(abs(mean / se), n - 1)) if se > 0 else (1.0 if mean == 0 else 0.0)
+    return {"n": n, "difference": mean, "ci_low": mean - t * se, "ci_high": mean + t * se,
+            "p_value": p}
+
+
+def system_order(scores_real: dict, scores_added: dict, clusters_real: dict,
+                 clusters_added: dict, *, min_shared: int = 2) -> dict:
+    """Panel order on the original and the added queries (module docstring).
+
+    ``scores_*``: ``{system: {qid: nDCG@10}}``; ``clusters_*``: ``{qid: cluster}``.
+    """
+    names = list(scores_real)
+    means_r = {s: float(np.mean(list(scores_real[s].values()))) for s in names}
+    means_a = {s: float(np.mean(list(scores_added[s].values()))) if scores_added[s] else
+               math.nan for s in names}
+    tau = None
+    if len(names) >= 2 and not any(math.isnan(v) for v in means_a.values()):
+        t = stats.kendalltau([means_r[s] for s in names], [means_a[s] for s in names]).statistic
+        tau = None if t is None or math.isnan(t) else float(t)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            row = {"a": a, "b": b}
+            for key, scores, clusters in (("real", scores_real, clusters_real),
+                                          ("added", scores_added, clusters_added)):
+                qs = sorted(scores[a])
+                row[key] = _paired(np.array([scores[a][q] for q in qs]),
+                                   np.array([scores[b][q] for q in qs]))
+            row["strata"] = _sign_agreement(scores_real, scores_added, clusters_real,
+                                            clusters_added, a, b, min_shared)
+            pairs.append(row)
+    return {"systems": names, "mean_real": means_r, "mean_added": means_a, "kendall_tau": tau,
+            "pairs": pairs, "measure": _MEASURE}
+
+
+def _sign_agreement(sr, sa, cr, ca, a, b, min_shared) -> dict:
+    def by_cluster(scores, clusters):
+        out: dict = {}
+        for q, c in clusters.items():
+            if q in scores[a]:
+                out.setdefault(c, []).append(scores[a][q] - scores[b][q])
+        return out
+
+    real, added = by_cluster(sr, cr), by_cluster(sa, ca)
+    shared = sorted(c for c in set(real) & set(added)
+                    if len(real[c]) >= min_shared and len(added[c]) >= min_shared)
+    agree = sum(np.sign(np.mean(real[c])) == np.sign(np.mean(added[c])) for c in shared)
+    return {"shared_clusters": len(shared), "same_sign": int(agree),
+            "share": agree / len(shared) if shared else None, "min_shared": min_shared}
+
+
+def lexical_bias(qrels: dict, bm25: dict) -> dict:
+    """The share of queries whose BM25 rank-1 document is relevant (grade ≥ 1)."""
+    hits = [bool(bm25.get(q)) and qrels[q].get(bm25[q][0], 0) >= 1 for q in qrels]
+    return {"queries": len(hits), "rank1_relevant": float(np.mean(hits)) if hits else None}
+
+
+def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
+               depth: int = 100) -> dict:
+    """``{name: run}``: cosine top-``depth`` of the embedding ``model`` (the packaged MiniLM)
+    for each ``{qid: text}`` of ``query_sets``; the corpus embeddings are cached in
+    ``cache_dir`` under a key of the document ids and the model."""
+    import hashlib
+
+    from ..io.corpus_text import doc_text
+    from ..structure.embed import cached_array, embed_texts
+
+    ids = sorted(corpus)
+    key = hashlib.sha256(("\n".join(ids) + f"\n{model}").encode("utf-8")).hexdigest()[:16]
+    path = os.path.join(cache_dir, f"gate-doc-emb-{key}.npy") if cache_dir else None
+    docs = cached_array(path, lambda: embed_texts([doc_text(corpus[d], style="beir")
+                                                   for d in ids], model, batch_size=64))
+    out = {}
+    for name, queries in query_sets.items():
+        qids = sorted(queries)
+        run = {}
+        if qids:
+            sims = embed_texts([queries[q] for q in qids], model) @ docs.T
+            for i, q in enumerate(qids):
+                top = np.argsort(-sims[i], kind="stable")[:depth]
+                run[q] = {ids[j]: float(sims[i, j]) for j in top}
+        out[name] = run
+    return out
+
+
+def judge_check(judge, dataset, bm25_run: dict, *, note: str | None = None, seed: int = 0,
+                n_queries: int = 20, per_query: int = 4) -> dict:
+    """The gate's judge entry: :func:`judge_agreement` on the BM25 ``bm25_run`` of the
+    evaluated queries, or ``{"measured": False, "why": note}`` without a judge (an LLM judge's
+    sample, ``n_queries`` requests with the batched judge, is paid from its budget)."""
+    if judge is None:
+        return {"measured": False, "why": note}
+    ranked = {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
+              for q, r in bm25_run.items()}
+    return {"measured": True, **judge_agreement(judge, dataset, ranked, n_queries=n_queries,
+                                                per_query=per_query, seed=seed)}
+
+
+def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_clusters: dict,
+                  real_clusters: dict, *, runs: dict, baseline: dict, judge: dict) -> dict:
+    """The four checks and the verdict (module docstring), JSON-ready.
+
+    ``dataset``: the evaluated split (``load_beir``); ``added_*``: the queries the run added,
+    their qrels and clusters; ``runs``: ``{system: (run on the original queries, run on the
+    added ones)}`` with ``"BM25"`` among them (the lexical bias); ``judge``: the entry of
+    :func:`judge_check`; ``baseline``: :func:`.loop.trivial_baseline`'s result.
+    """
+    if "BM25" not in runs:
+        raise InputError("the panel needs a BM25 run", fix="add runs['BM25']")
+    real_q = [q for q in dataset.qrels if q in dataset.queries]
+    for name, (real, added) in runs.items():
+        missing = [q for q in real_q if q not in real] + [q for q in added_queries
+                                                          if q not in added]
+        if missing:
+            raise InputError(f"the run {name} has no ranking for {len(missing)} of the queries "
+                             f"(e.g. {missing[:3]})",
+                             fix="give a run over the original and the added queries")
+    ranked = {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
+              for q, r in {**runs["BM25"][0], **runs["BM25"][1]}.items()}
+    gate = {"added_queries": len(added_queries), "original_queries": len(real_q),
+            "panel": list(runs), "judge": judge}
+    if added_queries:
+        scores_r = {s: _per_query({q: dataset.qrels[q] for q in real_q}, r[0])
+                    for s, r in runs.items()}
+        scores_a = {s: _per_query(added_qrels, r[1]) for s, r in runs.items()}
+        gate["system_order"] = system_order(scores_r, scores_a, real_clusters, added_clusters)
+    else:
+        gate["system_order"] = None
+    gate["lexical_bias"] = {"added": lexical_bias(added_qrels, ranked) if added_queries else None,
+                            "original": lexical_bias({q: dataset.qrels[q] for q in real_q},
+                                                     ranked)}
+    gate["trivial_baseline"] = baseline
+    gate["thresholds"] = {"kappa_min": KAPPA_MIN, "tau_min": TAU_MIN,
+                          "why": "κ < 0.2: at most slight agreement with human judgments "
+                                 "(Landis & Koch); τ < 0: the added queries reverse the "
+                                 "panel's order on the original ones"}
+    gate.update(_verdict(gate))
+    return gate
+
+
+def _verdict(gate: dict) -> dict:
+    fails = []
+    k = gate["judge"].get("kappa") if gate["judge"].get("measured") else None
+    if k is not None and k < KAPPA_MIN:
+        fails.append(f"judge κ = {k:.2f} < {KAPPA_MIN} against the human qrels")
+    so = gate.get("system_order")
+    tau = so and so.get("kendall_tau")
+    if tau is not None and tau < TAU_MIN:
+        fails.append(f"Kendall τ = {tau:.2f} < {TAU_MIN:g}: the added queries reverse the "
+                     "panel's order on the original queries")
+    if not gate["added_queries"]:
+        return {"passed": None, "verdict": "nothing added: nothing to gate"}
+    if fails:
+        return {"passed": False, "verdict": "FAILS the validity gate: " + "; ".join(fails)
+                + ". Do not read system comparisons from these queries."}
+    return {"passed": True, "verdict": "passes the validity gate (κ ≥ 0.2 where measured, "
+                                       "τ ≥ 0); read the lexical bias and the baseline beside"}
+
+
+def gate_markdown(gate: dict, md) -> list[str]:
+    """coverage.md's lines for the gate (``md``: the Markdown escape of user strings)."""
+    rows = ["", "## Validity gate", "", f"**Verdict: {gate['verdict']}**", ""]
+    j = gate["judge"]
+    if j.get("measured"):
+        def f(x):
+            return "–" if x is None else f"{x:.2f}"
+        rows.append(f"- judge against the human qrels ({j['pairs']} real pairs: BM25 top "
+                    f"{j['per_query']} of {j['queries']} queries, unjudged = non-relevant): "
+                    f"precision {f(j['precision'])}, recall {f(j['recall'])}, "
+                    f"Cohen's κ {f(j['kappa'])}"
+                    + (f" ({j['stopped']})" if j.get("stopped") else ""))
+    else:
+        rows.append(f"- judge: not measured ({j['why']})")
+    so = gate.get("system_order")
+    if so:
+        tau = so["kendall_tau"]
+        rows.append(f"- system order ({', '.join(md(s) for s in so['systems'])}; "
+                    f"{so['measure']}): Kendall τ = "
+                    f"{'–' if tau is None else f'{tau:.2f}'} between the original and the "
+                    "added queries")
+        for p in so["pairs"]:
+            r, a, st = p["real"], p["added"], p["strata"]
+            rows.append(f"  - {md(p['a'])} − {md(p['b'])}: {r['difference']:+.3f} on the "
+                        f"original (p = {_p(r['p_value'])}), {a['difference']:+.3f} on the added "
+                        f"(p = {_p(a['p_value'])}); same sign in {st['same_sign']} of "
+                        f"{st['shared_clusters']} shared clusters")
+    lb = gate["lexical_bias"]
+    if lb["added"]:
+        rows.append(f"- lexical bias: BM25's rank 1 is relevant for "
+                    f"{lb['added']['rank1_relevant']:.0%} of the added queries and "
+                    f"{lb['original']['rank1_relevant']:.0%} of the original ones")
+    b = gate["trivial_baseline"]
+    rows.append(f"- trivial baseline ({b['documents']} documents, one per targeted "
+                f"cluster): MSC {b['msc']:.3f}, SCC {b['scc']:.3f}")
+    return rows
+
+
+def _p(p) -> str:
+    return "–" if p is None else f"{p:.3g}"
