@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     md = output_file(os.path.splitext(args.out)[0] + ".md", option="the .md summary next to -o")
     systems = collect_systems(args)
     from ..report import build_report, to_markdown, write_html
-    from ..stratification import (paired_summary, split_origin, stability_summary,
-                                  stratified_summary)
+    from ..stratification import (gate_verdict, paired_summary, split_origin,
+                                  stability_summary, stratified_summary)
     from ..report.html import require_matplotlib
 
     require_matplotlib()  # a missing [plots] extra fails now, before the work
@@ -126,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     grain = {"min_queries": args.min_queries, "level": args.level}
     summaries = {n: stratified_summary(v, strata, art, measure=args.measure, scheme=args.scheme,
                                        n_min=args.n_min, n_resamples=args.resamples,
-                                       seed=args.seed, origin=split_origin(data), **grain)
+                                       seed=args.seed, origin=split_origin(data),
+                                       gate=gate_verdict(data), **grain)
                  for n, v in values.items()}
     stability = (stability_summary(values, strata, art, scheme=args.scheme, **grain)
                  if len(values) >= 2 else None)

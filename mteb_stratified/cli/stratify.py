@@ -297,7 +297,8 @@ def _load_context(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..stratification import flat_strata_scores, split_origin, stratified_summary
+    from ..stratification import (flat_strata_scores, gate_verdict, split_origin,
+                                  stratified_summary)
 
     check_options(args)
     if args.out is not None:
@@ -317,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
                                    n_min=args.n_min, min_queries=args.min_queries,
                                    level=args.level, n_resamples=args.resamples, seed=args.seed,
-                                   origin=split_origin(data))
+                                   origin=split_origin(data), gate=gate_verdict(data))
         table_rows = strata_rows(strata, art, data.qrels, block["grain"])
         res = item.data
         res.setdefault("strata", {})[args.split] = block

@@ -360,7 +360,9 @@ def _origin_paragraphs(systems: dict, measure: str) -> list[str]:
     if first.get("origin", "original") != "original":
         out.append(f"Generated queries: every query of this split is {first['origin']}; these "
                    "figures describe the generated queries and do not stand for the original "
-                   "split (see the generator's validity gate in its coverage.json).")
+                   "split. The generator's validity gate: "
+                   + (first.get("gate_verdict") or "none found (no coverage.json next to the "
+                                                   "dataset)"))
     rows = [(name, b["generated"]) for name, b in systems.items() if b.get("generated")]
     if rows:
         n = rows[0][1]["generated"]["n_queries"]

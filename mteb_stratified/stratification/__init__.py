@@ -19,7 +19,7 @@ this package joins them to a structure artifact and a BEIR dataset.
 from .bins import ALIGNMENTS, SOFT_TAU, check_alignment, corpus_bins
 from .block import (INTERVAL_RULE, align_strata, flat_strata_scores,
                     stability_summary, stratified_summary)
-from .dataset import GENERATED_APART, split_origin, strata_for_dataset
+from .dataset import GENERATED_APART, gate_verdict, split_origin, strata_for_dataset
 from .grain import DEFAULT_MIN_QUERIES, EvaluatedStrata, evaluated_strata
 from .pairs import paired_summary
 from .reference import reference_bins
@@ -29,4 +29,4 @@ __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
            "flat_strata_scores", "stability_summary", "stratified_summary", "ALIGNMENTS",
            "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset",
            "DEFAULT_MIN_QUERIES", "EvaluatedStrata", "evaluated_strata", "paired_summary",
-           "GENERATED_APART", "split_origin"]
+           "GENERATED_APART", "split_origin", "gate_verdict"]

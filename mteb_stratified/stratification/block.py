@@ -230,7 +230,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                        n_min: int = DEFAULT_N_MIN, min_queries: int = DEFAULT_MIN_QUERIES,
                        level: int = 0, n_resamples: int = 2000, seed: int = 0,
                        confidence_level: float = 0.95, top_gaps: int = 20,
-                       power: bool = True, origin: str = "original") -> dict:
+                       power: bool = True, origin: str = "original",
+                       gate: str | None = None) -> dict:
     """The JSON-ready ``strata`` block of one system (see the module docstring).
 
     ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
@@ -241,7 +242,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     Generated queries in a split of original ones (excluded by :func:`.strata_for_dataset`
     with :data:`.dataset.GENERATED_APART`) are summarised apart under ``"generated"``, next
     to the original queries' pooled mean, never in the estimates; ``origin="generated"``: every
-    query of the split is generated (a warning says so).
+    query of the split is generated (a warning says so, with ``gate``, the generator's
+    validity-gate verdict, when there is one).
     """
     check_scheme(scheme)
     n_min = check_n_min(n_min)
@@ -277,8 +279,8 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         "grain": ev.describe(),
         "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),
         "alignment_levels": list(grid.alignment_levels), "bin_counts": bin_counts,
-        "warnings": _warnings(sub, bin_counts, ev) + _origin_warning(origin),
-        "origin": origin,
+        "warnings": _warnings(sub, bin_counts, ev) + _origin_warning(origin, gate),
+        "origin": origin, "gate_verdict": gate if origin != "original" else None,
         "generated": _generated_apart(pq, strata, columns, confidence_level),
         "n_queries": sub.n_queries,
         "excluded": excluded, "n_excluded": len(excluded),
@@ -319,12 +321,13 @@ def _warnings(sub, bin_counts, ev) -> list:
     return out
 
 
-def _origin_warning(origin: str) -> list:
+def _origin_warning(origin: str, gate: str | None = None) -> list:
     if origin == "original":
         return []
     return [f"every query of this split is {origin} (not written by people for a real need): "
             "its figures describe the generated queries, and do not stand for the original "
-            "split; see the generator's validity gate in its coverage.json"]
+            "split; the generator's validity gate: "
+            + (gate or "none found (no coverage.json next to the dataset)")]
 
 
 def _generated_apart(pq, strata, columns, confidence_level) -> dict | None:

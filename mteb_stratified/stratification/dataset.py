@@ -20,7 +20,7 @@ from .bins import SOFT_TAU, check_alignment, corpus_bins
 from .lexical import lexical_containment
 from .weights import cluster_weights
 
-__all__ = ["strata_for_dataset", "split_origin", "GENERATED_APART"]
+__all__ = ["strata_for_dataset", "split_origin", "gate_verdict", "GENERATED_APART"]
 
 #: the reason a generated query in a split of original queries is left out of the estimates
 #: (the block reports those queries apart: ``stratified_summary``'s ``"generated"``)
@@ -36,6 +36,24 @@ def split_origin(dataset) -> str:
         return "original"
     kinds = {dataset.origins[q] for q in gen}
     return kinds.pop() if len(kinds) == 1 else "generated"
+
+
+def gate_verdict(dataset) -> str | None:
+    """The validity-gate verdict ``generate`` wrote next to the dataset (``coverage.json``),
+    for a split whose queries are not original; None when there is none to read."""
+    import json
+    import os
+
+    folder = getattr(dataset, "folder", None)
+    path = os.path.join(folder, "coverage.json") if folder else None
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            verdict = (json.load(fh).get("gate") or {}).get("verdict")
+    except (OSError, ValueError, AttributeError):
+        return f"unreadable ({path})"
+    return str(verdict)[:400] if verdict else None
 
 
 def _entity_vectors(artifact, names) -> dict:

@@ -449,7 +449,10 @@ def test_output_stratifies_apart_and_loads_as_an_mteb_task(written, slice_paths,
     gpath, _ = _bm25_results(only, tmp_path / "bm25g", "generated")
     gblock = _stratify(gpath, structure, out, "generated", tmp_path / "stratg", capsys)
     assert gblock["origin"] == "generated" and gblock["n_queries"] == len(gen_ids)
-    assert any(w.startswith("every query of this split is generated") for w in gblock["warnings"])
+    verdict = written["coverage"]["gate"]["verdict"]
+    assert gblock["gate_verdict"] == verdict   # the generator's gate, labelled where it is read
+    assert any(w.startswith("every query of this split is generated") and verdict in w
+               for w in gblock["warnings"])
     # …and the generated queries load as a split of a tie-aware MTEB task
     pytest.importorskip("mteb")
     from mteb_stratified.adapters.mteb.tasks import beir_task
