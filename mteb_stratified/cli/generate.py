@@ -43,6 +43,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="select: real judged queries from --pool-splits; template: the offline "
                         "entity-template writer (a smoke test); llm: the --base-url model "
                         "(default: llm with --base-url, else select)")
+    p.add_argument("--run", action="append", default=[], metavar="NAME=FILE",
+                   help="another system for the validity gate's panel (BM25 and the packaged "
+                        "MiniLM are always in it): a TREC or JSON run over the original queries "
+                        "and the added ones (a run with none of the added queries, e.g. made "
+                        "before the generation, is left out of the panel with a note; a query "
+                        "it lacks counts as an empty ranking; repeatable)")
     p.add_argument("--pool-splits", default=None, metavar="SPLIT[,SPLIT]",
                    help="--writer select: the splits to select from (default: every judged "
                         "split but --split; a train split favours models fine-tuned on it, "
@@ -127,10 +133,29 @@ def run(args: argparse.Namespace) -> int:
     _check_path(args)
     check_splits(folder, args.split, args.merge_into_split)
     _check_writer(args, folder)
+    args.panel = _panel_runs(args.run)
     output_dir(args.out)
     # one job per --out: a second one would repeat paid calls and race on the cache
     with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
         return _generate(args, folder)
+
+
+def _panel_runs(specs) -> dict:
+    """``{name: run}`` of the --run options (read and checked before any work)."""
+    from ..core import InputError
+    from ..io.files import read_run
+
+    out: dict = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or not path:
+            raise InputError(f"--run {spec!r}: expected NAME=FILE",
+                             fix="e.g. --run e5=runs/e5.trec")
+        if name in out or name in ("BM25", "MiniLM"):
+            raise InputError(f"--run {spec!r}: the panel already has a system {name!r}",
+                             fix="give each run another name")
+        out[name] = read_run(path)
+    return out
 
 
 def _check_writer(args: argparse.Namespace, folder: str) -> None:
@@ -304,10 +329,25 @@ def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
     dense = dense_runs(dataset.corpus, {"real": real, "added": added}, None,
                        os.path.join(args.out, ".work"))
     runs = {"BM25": (bm25_real, bm_added), "MiniLM": (dense["real"], dense["added"])}
+    left_out = []
+    for name, run in getattr(args, "panel", {}).items():
+        # a run that ranks none of one set was made without it (before the generation, say):
+        # left out; a query missing from a run that has its set is an empty ranking (nDCG 0,
+        # as trec_eval -c counts it)
+        for what, qs in (("original", real), ("added", added)):
+            if qs and not any(q in run for q in qs):
+                left_out.append(f"{name}: no ranking for any of the {len(qs)} {what} queries")
+                break
+        else:
+            runs[name] = ({q: run.get(q, {}) for q in real}, {q: run.get(q, {}) for q in added})
     result.gate = validity_gate(
         dataset, added, {r["query_id"]: r["qrels"] for r in result.accepted},
         {r["query_id"]: r["landed"][0] for r in result.accepted}, result.original_clusters,
         runs=runs, baseline=result.baseline, judge=judged)
+    if left_out:
+        result.gate["panel_left_out"] = left_out
+        for line in left_out:
+            notify(f"validity gate: --run {line}: left out of the panel")
     notify(f"validity gate: {result.gate['verdict']}")
 
 

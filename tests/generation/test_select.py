@@ -152,3 +152,30 @@ def test_a_train_pool_warns(slice_paths, tmp_path, capsys):
     assert _select(str(with_train), structure, tmp_path / "o", "--max-candidates", "2") == 0
     err = capsys.readouterr().err
     assert "warning: the pool holds train queries" in err
+
+
+def test_a_users_run_joins_the_gate_panel(slice_paths, tmp_path, capsys):
+    """--run NAME=FILE: a run over the original and the selected queries joins BM25 and
+    MiniLM; one without the added queries is left out, with a note; a bad spec is exit 2."""
+    from mteb_stratified.adapters.bm25 import bm25_run
+    from mteb_stratified.io import load_beir, write_run
+
+    folder, structure = slice_paths
+    test, dev = load_beir(folder, "test"), load_beir(folder, "dev", corpus=False)
+    queries = {**{q: test.queries[q] for q in test.qrels}, **{q: dev.queries[q]
+                                                               for q in dev.qrels}}
+    run, _ = bm25_run(test.corpus, queries, depth=50, k1=0.9, b=0.4)
+    full, part = tmp_path / "full.trec", tmp_path / "part.trec"
+    write_run(run, str(full), tag="bm25-anserini")
+    write_run({q: run[q] for q in test.qrels}, str(part), tag="test-only")
+    out = tmp_path / "o"
+    assert _select(folder, structure, out, "--target-msc", "1", "--target-scc", "0.9",
+                   "--run", f"anserini={full}", "--run", f"testonly={part}") == 0
+    err = capsys.readouterr().err
+    assert "--run testonly: no ranking for any of the" in err and "left out of the panel" in err
+    gate = json.load(open(out / "coverage.json", encoding="utf-8"))["gate"]
+    assert gate["panel"] == ["BM25", "MiniLM", "anserini"]
+    assert gate["system_order"]["systems"] == ["BM25", "MiniLM", "anserini"]
+    assert len(gate["system_order"]["pairs"]) == 3 and len(gate["panel_left_out"]) == 1
+    assert _select(folder, structure, tmp_path / "o2", "--run", "nope") == 2
+    assert "--run 'nope': expected NAME=FILE" in _error(capsys)
