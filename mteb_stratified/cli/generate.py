@@ -311,10 +311,21 @@ def _judge_sample(args, dataset, judge, bm25_real, note=None, calls=None) -> dic
                 f"gate's sample of {GATE_MIN_QUERIES}–{GATE_QUERIES} real queries needs: raise "
                 f"--budget, or bound the generation with --max-candidates"))
     try:
-        return judge_check(judge, dataset, bm25_real, note=note, seed=args.seed, n_queries=n)
+        out = judge_check(judge, dataset, bm25_real, note=note, seed=args.seed, n_queries=n)
     except BudgetExhausted as exc:
         return judge_check(None, dataset, bm25_real, note=f"the budget ran out on the "
                            f"judge's sample ({exc}): raise --budget")
+    if out.get("measured") and out["queries"] < GATE_MIN_QUERIES:
+        why = out.get("stopped") or "no BM25 ranking for the others"
+        return judge_check(None, dataset, bm25_real, note=(
+            f"only {out['queries']} queries were graded ({why}), fewer than the gate's "
+            f"{GATE_MIN_QUERIES}"))
+    return out
+
+
+#: What the gate says of generated qrels (generation/gate.py, "pool bias").
+POOL_BIAS = ("the generated queries' qrels were judged on a BM25{dense} pool, unjudged "
+             "documents count as non-relevant: the pool's systems are favoured on them")
 
 
 def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
@@ -343,7 +354,9 @@ def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
     result.gate = validity_gate(
         dataset, added, {r["query_id"]: r["qrels"] for r in result.accepted},
         {r["query_id"]: r["landed"][0] for r in result.accepted}, result.original_clusters,
-        runs=runs, baseline=result.baseline, judge=judged)
+        runs=runs, baseline=result.baseline, judge=judged,
+        pool_bias=None if result.pool else POOL_BIAS.format(
+            dense=" + dense" if args.writer == "llm" and not args.no_dense else ""))
     if left_out:
         result.gate["panel_left_out"] = left_out
         for line in left_out:

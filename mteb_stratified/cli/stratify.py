@@ -348,10 +348,11 @@ def run(args: argparse.Namespace) -> int:
         gen = block["generated"]
         if gen:
             g, o = gen["generated"], gen["original"]
+            ci = ("" if g["ci_low"] is None else
+                  f" [{g['ci_low']:.4f}, {g['ci_high']:.4f}]")
             print(f"  {g['n_queries']} generated queries in split {args.split!r}, reported "
-                  f"apart (never in the estimates above): pooled {g['estimate']:.4f} "
-                  f"[{g['ci_low']:.4f}, {g['ci_high']:.4f}] against the {o['n_queries']} "
-                  f"original queries' {o['estimate']:.4f}")
+                  f"apart (never in the estimates above): pooled {g['estimate']:.4f}{ci} "
+                  f"against the {o['n_queries']} original queries' {o['estimate']:.4f}")
         for w in block["warnings"]:
             if block["origin"] != "original" and w.startswith("every query of this split"):
                 print(f"  note: {w}")

@@ -20,8 +20,14 @@ and ``coverage.md`` with a verdict line.
   BM25 first; the figure says whether they are).
 * **the trivial baseline**: MSC and SCC of one document per targeted cluster (its own
   stratum: any document of it gives the same cluster counts), as many as were added, next to
-  what the run reached: at cluster level that is the targeting alone.  A coverage gain no
-  larger than it says nothing about the queries.
+  what the run reached: at cluster level that is the targeting alone, so a selection (whose
+  queries land in the cluster they were taken for) equals it by construction, and a
+  generation can hardly exceed it: the check shows that the coverage gain says nothing about
+  the queries, it does not vouch for them.
+* **pool bias** (stated, not tested): a generated query's qrels are judged on a pool of BM25
+  (and dense, on the LLM path) candidates, and unjudged documents count as non-relevant, so
+  the pool's own systems are favoured on the generated queries; a selection's qrels are the
+  corpus' own human judgments.
 
 **Verdict** (our thresholds): the run FAILS the gate when κ < 0.2 (at most "slight"
 agreement on Landis & Koch's scale: the judge does not define relevance as people do) or
@@ -213,7 +219,8 @@ def judge_check(judge, dataset, bm25_run: dict, *, note: str | None = None, seed
 
 
 def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_clusters: dict,
-                  real_clusters: dict, *, runs: dict, baseline: dict, judge: dict) -> dict:
+                  real_clusters: dict, *, runs: dict, baseline: dict, judge: dict,
+                  pool_bias: str | None = None) -> dict:
     """The four checks and the verdict (module docstring), JSON-ready.
 
     ``dataset``: the evaluated split (``load_beir``); ``added_*``: the queries the run added,
@@ -234,7 +241,7 @@ def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_cluster
     ranked = {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
               for q, r in {**runs["BM25"][0], **runs["BM25"][1]}.items()}
     gate = {"added_queries": len(added_queries), "original_queries": len(real_q),
-            "panel": list(runs), "judge": judge}
+            "panel": list(runs), "judge": judge, "pool_bias": pool_bias}
     if added_queries:
         scores_r = {s: _per_query({q: dataset.qrels[q] for q in real_q}, r[0])
                     for s, r in runs.items()}
@@ -255,20 +262,38 @@ def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_cluster
 
 
 def _verdict(gate: dict) -> dict:
-    fails = []
-    k = gate["judge"].get("kappa") if gate["judge"].get("measured") else None
-    if k is not None and k < KAPPA_MIN:
-        fails.append(f"judge κ = {k:.2f} < {KAPPA_MIN} against the human qrels")
-    so = gate.get("system_order")
-    tau = so and so.get("kendall_tau")
-    if tau is not None and tau < TAU_MIN:
-        fails.append(f"Kendall τ = {tau:.2f} < {TAU_MIN:g}: the added queries reverse the "
-                     "panel's order on the original queries")
+    """Fails at κ < KAPPA_MIN or τ < TAU_MIN; passes only when every check it could make was
+    made (a measured judge with no κ, or a τ that cannot be computed, e.g. tied means, is
+    inconclusive, never a pass)."""
     if not gate["added_queries"]:
         return {"passed": None, "verdict": "nothing added: nothing to gate"}
+    fails, unknown = [], []
+    j = gate["judge"]
+    if j.get("measured"):
+        k = j.get("kappa")
+        if k is None:
+            unknown.append("the judge's κ is undefined on its sample")
+        elif k < KAPPA_MIN:
+            fails.append(f"judge κ = {k:.2f} < {KAPPA_MIN} against the human qrels")
+    so = gate.get("system_order")
+    if so:
+        tau = so.get("kendall_tau")
+        if tau is None:
+            unknown.append("Kendall τ is undefined (tied means)")
+        elif tau < TAU_MIN:
+            note = ""
+            if len(so["systems"]) == 2:   # τ of two systems is one sign: say how sure it is
+                p = so["pairs"][0]["added"]["p_value"]
+                note = (f" (two systems: τ is the sign of one difference, p = {p:.2g} on the "
+                        "added queries)" if p is not None else "")
+            fails.append(f"Kendall τ = {tau:.2f} < {TAU_MIN:g}: the added queries reverse the "
+                         f"panel's order on the original queries{note}")
     if fails:
         return {"passed": False, "verdict": "FAILS the validity gate: " + "; ".join(fails)
                 + ". Do not read system comparisons from these queries."}
+    if unknown:
+        return {"passed": None, "verdict": "inconclusive: " + "; ".join(unknown)
+                + ". Do not read system comparisons from these queries yet."}
     return {"passed": True, "verdict": "passes the validity gate (κ ≥ 0.2 where measured, "
                                        "τ ≥ 0); read the lexical bias and the baseline beside"}
 
@@ -307,7 +332,10 @@ def gate_markdown(gate: dict, md) -> list[str]:
                     f"{lb['original']['rank1_relevant']:.0%} of the original ones")
     b = gate["trivial_baseline"]
     rows.append(f"- trivial baseline ({b['documents']} documents, one per targeted "
-                f"cluster): MSC {b['msc']:.3f}, SCC {b['scc']:.3f}")
+                f"cluster): MSC {b['msc']:.3f}, SCC {b['scc']:.3f} (the targeting alone: the "
+                "coverage gain does not vouch for the queries)")
+    if gate.get("pool_bias"):
+        rows.append(f"- pool bias: {gate['pool_bias']}")
     return rows
 
 

@@ -397,8 +397,9 @@ class _Seeds:
 # ---------------------------------------------------------------------------------------------
 def trivial_baseline(state_before, targets: list) -> dict:
     """MSC and SCC with one document per targeted cluster added, as many as ``targets``: the
-    validity gate's trivial baseline (:mod:`.gate`).  At cluster level a document whose own stratum is c counts as one
-    query in c whichever document it is, so the baseline is exact, with no draw."""
+    validity gate's trivial baseline (:mod:`.gate`).  At cluster level a document whose own
+    stratum is c counts as one query in c whichever document it is, so the baseline is exact,
+    with no draw."""
     base = copy.deepcopy(state_before)
     for c in targets:
         base.add(int(c), 0, 0)

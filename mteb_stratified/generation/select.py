@@ -63,6 +63,14 @@ def pool_splits(folder: str, split: str, requested=None) -> list[str]:
 
 
 def _check_disjoint(dataset, pools: dict) -> None:
+    names = sorted(pools)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            shared = sorted(set(pools[a].qrels) & set(pools[b].qrels))
+            if shared:
+                raise InputError(f"the pool splits {a!r} and {b!r} share {len(shared)} query "
+                                 f"ids (e.g. {shared[:5]}): one query would be two candidates",
+                                 fix=f"pool from one of them (--pool-splits {a})")
     for name, pool in pools.items():
         shared = sorted(set(pool.qrels) & set(dataset.qrels))
         if shared:
@@ -136,6 +144,7 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
             result.stop_reason = ("no pool query is left in an under-covered cluster"
                                   if targets else "no target left")
             break
+        pick = sorted(pick, key=lambda k: (cands[k][0], cands[k][1]))  # by id: order-free
         rng = np.random.default_rng([cfg.seed, step])
         k = pick[int(rng.integers(len(pick)))]
         used.add(k)

@@ -368,9 +368,11 @@ def _origin_paragraphs(systems: dict, measure: str) -> list[str]:
         n = rows[0][1]["generated"]["n_queries"]
         out.append(f"Generated queries: {n} of this split's queries are generated; they are "
                    "left out of every estimate and test here and reported apart: " + "; ".join(
-                       f"{name} {g['generated']['estimate']:.3f} on them (95% CI "
-                       f"[{g['generated']['ci_low']:.3f}, {g['generated']['ci_high']:.3f}]) "
-                       f"against {g['original']['estimate']:.3f} on the "
+                       f"{name} {g['generated']['estimate']:.3f} on them"
+                       + ("" if g["generated"]["ci_low"] is None else
+                          f" (95% CI [{g['generated']['ci_low']:.3f}, "
+                          f"{g['generated']['ci_high']:.3f}])")
+                       + f" against {g['original']['estimate']:.3f} on the "
                        f"{g['original']['n_queries']} original queries" for name, g in rows)
                    + f" ({measure}, pooled).")
     return out

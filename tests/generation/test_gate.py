@@ -97,3 +97,24 @@ def test_lexical_bias_by_hand():
     lb = lexical_bias(qrels, bm25)
     assert lb["queries"] == 3 and lb["rank1_relevant"] == pytest.approx(1 / 3)
     assert math.isclose(lexical_bias({"q": {"d": 1}}, {})["rank1_relevant"], 0.0)
+
+
+def test_an_undefined_tau_or_kappa_is_inconclusive_never_a_pass():
+    tied = {"A": {"r1": 0.5, "r2": 0.7}, "B": {"r1": 0.2, "r2": 0.4}}
+    added = {"A": {"g1": 1.0, "g2": 1.0}, "B": {"g1": 1.0, "g2": 1.0}}   # tied means
+    so = system_order(tied, added, {}, {})
+    assert so["kendall_tau"] is None
+    v = _verdict({"judge": {"measured": False}, "system_order": so, "added_queries": 2})
+    assert v["passed"] is None and v["verdict"].startswith("inconclusive")
+    v = _verdict({"judge": {"measured": True, "kappa": None}, "system_order": None,
+                  "added_queries": 2})
+    assert v["passed"] is None and "κ is undefined" in v["verdict"]
+
+
+def test_a_two_system_reversal_says_how_sure_it_is():
+    real = {"A": {"r1": 0.9, "r2": 0.8}, "B": {"r1": 0.1, "r2": 0.2}}
+    added = {"A": {"g1": 0.1, "g2": 0.3}, "B": {"g1": 0.9, "g2": 0.8}}
+    v = _verdict({"judge": {"measured": False}, "system_order": system_order(real, added, {},
+                                                                             {}),
+                  "added_queries": 2})
+    assert v["passed"] is False and "two systems: τ is the sign of one difference" in v["verdict"]

@@ -144,6 +144,15 @@ def test_a_pool_that_shares_query_ids_with_the_evaluated_split(slice_paths, tmp_
     assert all(q in err for q in shared)
 
 
+def test_pool_splits_that_share_query_ids(slice_paths, tmp_path, capsys):
+    folder, structure = slice_paths
+    two = tmp_path / "two"
+    shutil.copytree(folder, two)
+    shutil.copy(two / "qrels" / "dev.tsv", two / "qrels" / "train.tsv")
+    assert _select(str(two), structure, tmp_path / "o", "--pool-splits", "dev,train") == 2
+    assert "the pool splits 'dev' and 'train' share" in _error(capsys)
+
+
 def test_a_train_pool_warns(slice_paths, tmp_path, capsys):
     folder, structure = slice_paths
     with_train = tmp_path / "t"

@@ -254,6 +254,13 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
         b["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
     text = " ".join(what_this_says(build_report({"A": b}, None, {})))
     assert "Generated queries: 10 of this split's queries are generated" in text
+    # one generated query: no interval, and the report says its mean all the same
+    one = replace(dataset, origins={qids[0]: "generated"})
+    b1 = stratified_summary(vals, strata_for_dataset(artifact, one), artifact, n_resamples=50,
+                            seed=1)
+    assert b1["generated"]["generated"]["ci_low"] is None
+    assert "1 of this split's queries are generated" in " ".join(
+        what_this_says(build_report({"A": b1}, None, {})))
     # every query generated: stratified as it is, and the block says so
     all_gen = replace(dataset, origins={q: "generated" for q in qids})
     assert split_origin(all_gen) == "generated"
