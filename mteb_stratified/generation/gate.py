@@ -113,16 +113,17 @@ def _per_query(qrels: dict, run: dict) -> dict:
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> dict:
+    """a − b over the queries with its paired 95% t interval (:func:`..stratification.pairs
+    .paired_t`); no interval below two queries."""
+    from ..stratification.pairs import paired_t
+
     d = a - b
-    n = d.size
-    mean = float(d.mean()) if n else math.nan
-    if n < 2:
-        return {"n": n, "difference": mean, "ci_low": None, "ci_high": None, "p_value": None}
-    se = float(d.std(ddof=1) / math.sqrt(n))
-    t = stats.t.ppf(0.975, n - 1)
-    p = float(2 * stats.t.sf(abs(mean / se), n - 1)) if se > 0 else (1.0 if mean == 0 else 0.0)
-    return {"n": n, "difference": mean, "ci_low": mean - t * se, "ci_high": mean + t * se,
-            "p_value": p}
+    if d.size < 2:
+        return {"n": int(d.size), "difference": float(d.mean()) if d.size else math.nan,
+                "ci_low": None, "ci_high": None, "p_value": None}
+    t = paired_t(d, 0.95)
+    return {"n": int(d.size), "difference": t["mean_difference"], "ci_low": t["ci_low"],
+            "ci_high": t["ci_high"], "p_value": t["p_value"]}
 
 
 def system_order(scores_real: dict, scores_added: dict, clusters_real: dict,
@@ -205,6 +206,12 @@ def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
     return out
 
 
+def _ranked(run: dict) -> dict:
+    """``{qid: [doc ids, best score first, ties by id]}`` of a run."""
+    return {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
+            for q, r in run.items()}
+
+
 def judge_check(judge, dataset, bm25_run: dict, *, note: str | None = None, seed: int = 0,
                 n_queries: int = 20, per_query: int = 4) -> dict:
     """The gate's judge entry: :func:`judge_agreement` on the BM25 ``bm25_run`` of the
@@ -212,8 +219,7 @@ def judge_check(judge, dataset, bm25_run: dict, *, note: str | None = None, seed
     sample, ``n_queries`` requests with the batched judge, is paid from its budget)."""
     if judge is None:
         return {"measured": False, "why": note}
-    ranked = {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
-              for q, r in bm25_run.items()}
+    ranked = _ranked(bm25_run)
     return {"measured": True, **judge_agreement(judge, dataset, ranked, n_queries=n_queries,
                                                 per_query=per_query, seed=seed)}
 
@@ -238,8 +244,7 @@ def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_cluster
             raise InputError(f"the run {name} has no ranking for {len(missing)} of the queries "
                              f"(e.g. {missing[:3]})",
                              fix="give a run over the original and the added queries")
-    ranked = {q: [d for d, _ in sorted(r.items(), key=lambda x: (-x[1], x[0]))]
-              for q, r in {**runs["BM25"][0], **runs["BM25"][1]}.items()}
+    ranked = _ranked({**runs["BM25"][0], **runs["BM25"][1]})
     gate = {"added_queries": len(added_queries), "original_queries": len(real_q),
             "panel": list(runs), "judge": judge, "pool_bias": pool_bias}
     if added_queries:

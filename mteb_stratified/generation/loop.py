@@ -248,6 +248,13 @@ class _State:
     def cluster_counts(self) -> np.ndarray:
         return np.bincount(np.asarray(self.primary, dtype=np.int64), minlength=self.C)
 
+    def with_added(self, cells) -> "_State":
+        """A copy of this state with ``cells`` ``(c, δ, j)`` added (this one is unchanged)."""
+        out = copy.deepcopy(self)
+        for cell in cells:
+            out.add(*cell)
+        return out
+
     def cell_counts(self) -> dict:
         """``{(c, δ, j): n}`` with bin codes."""
         out: dict = {}
@@ -400,10 +407,7 @@ def trivial_baseline(state_before, targets: list) -> dict:
     validity gate's trivial baseline (:mod:`.gate`).  At cluster level a document whose own
     stratum is c counts as one query in c whichever document it is, so the baseline is exact,
     with no draw."""
-    base = copy.deepcopy(state_before)
-    for c in targets:
-        base.add(int(c), 0, 0)
-    cov = base.coverage()
+    cov = state_before.with_added((int(c), 0, 0) for c in targets).coverage()
     return {"documents": len(targets), "msc": cov["cluster"]["msc"],
             "scc": cov["cluster"]["scc"],
             "rule": "one document per targeted cluster (its own stratum), as many as were "

@@ -26,8 +26,6 @@ favoured on queries taken from it: the command warns when ``train`` is in the po
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from ..core import InputError
@@ -173,10 +171,7 @@ def _codes(grid, t) -> tuple:
 
 def _ceiling(state, cands) -> dict:
     """MSC and SCC if every pool query were added to the original ones."""
-    full = copy.deepcopy(state)
-    for _, _, cell, _, _ in cands:
-        full.add(*cell)
-    cov = full.coverage()
+    cov = state.with_added(cell for _, _, cell, _, _ in cands).coverage()
     return {"msc": cov["cluster"]["msc"], "scc": cov["cluster"]["scc"],
             "n_queries": cov["n_queries"]}
 

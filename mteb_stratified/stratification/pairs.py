@@ -33,13 +33,14 @@ from .block import _design, align_strata
 from .grain import DEFAULT_MIN_QUERIES, evaluated_strata
 from .power import detectable_effect
 
-__all__ = ["paired_summary", "ONE_SYSTEM"]
+__all__ = ["paired_summary", "paired_t", "ONE_SYSTEM"]
 
 ONE_SYSTEM = ("one system only: the paired tests (where one system beats another) need two "
               "or more systems on the same queries")
 
 
-def _overall(d: np.ndarray, confidence_level: float) -> dict:
+def paired_t(d: np.ndarray, confidence_level: float = 0.95) -> dict:
+    """The mean of the per-query differences ``d`` with its paired t interval and p (n ≥ 2)."""
     from scipy import stats
 
     n = d.size
@@ -71,7 +72,7 @@ def _pair(a_name, b_name, a, b, ev, design, *, n_min, n_resamples, seed, confide
     labels = design.index
     d = a - b
     out = {"a": a_name, "b": b_name, "n_queries": int(d.size),
-           "overall": _overall(d, confidence_level)}
+           "overall": paired_t(d, confidence_level)}
     if design.n_covered < 2:
         out["tested"] = False
         out["why"] = ev.describe()["why"] if ev.cut.short else "one stratum: nothing to compare"
