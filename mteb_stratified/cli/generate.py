@@ -48,7 +48,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "MiniLM are always in it): a TREC or JSON run over the original queries "
                         "and the added ones (a run with none of the added queries, e.g. made "
                         "before the generation, is left out of the panel with a note; a query "
-                        "it lacks counts as an empty ranking; repeatable)")
+                        "it lacks counts as an empty ranking; repeatable; default: none, the "
+                        "panel is BM25 and MiniLM)")
     p.add_argument("--pool-splits", default=None, metavar="SPLIT[,SPLIT]",
                    help="--writer select: the splits to select from (default: every judged "
                         "split but --split; a train split favours models fine-tuned on it, "
