@@ -8,6 +8,10 @@ output paths) through ``mteb-stratified`` in-process, and classifies each outcom
 * correct: exit 0 and the number pytrec_eval gives on what the file means;
 * unclear error, traceback, silently wrong: the failures (the test suite asserts there are none).
 
+Then the bounded cases (``BOUNDED``: ``/dev/zero``, FIFOs, gzip bombs, a line without end),
+each run in a child process with its wall time and peak RSS printed next to its bounds (5 s,
+200 MiB): a case is ``clear`` only within both.
+
 Then the fault-injection suites (``--faults``, on by default): the test modules that inject
 faults into the LLM endpoint, the answer cache, the output-folder lock and interrupted jobs,
 run with pytest; a passed test is a fault survived.
@@ -65,6 +69,21 @@ def run_catalogue(verbose: bool) -> collections.Counter:
     return tally
 
 
+def run_bounded() -> collections.Counter:
+    cat = _catalogue()
+    tally: collections.Counter = collections.Counter()
+    print("refused fast and small (child process: wall time, peak RSS; bounds per case):")
+    for case in cat.BOUNDED:
+        with tempfile.TemporaryDirectory() as folder:
+            outcome, detail, seconds, rss = cat.run_bounded(case, folder)
+        tally[outcome] += 1
+        print(f"  {outcome:7s} {case.id:26s} {seconds:6.2f} s (<= {case.seconds:g}) "
+              f"{rss:6.0f} MiB (<= {case.rss_mib:g})  was: {case.finding}")
+        if outcome != "clear":
+            print(f"          {detail}")
+    return tally
+
+
 def run_faults() -> None:
     print("faults injected (a passed test is a fault survived):")
     for suite in FAULT_SUITES:
@@ -80,9 +99,11 @@ def main() -> int:
     ap.add_argument("--no-faults", action="store_true", help="skip the fault-injection suites")
     args = ap.parse_args()
     tally = run_catalogue(args.verbose)
+    bounded = run_bounded()
     if not args.no_faults:
         run_faults()
-    return 0 if tally["unclear"] + tally["traceback"] + tally["wrong"] == 0 else 1
+    bad = tally["unclear"] + tally["traceback"] + tally["wrong"]
+    return 0 if bad == 0 and set(bounded) <= {"clear"} else 1
 
 
 if __name__ == "__main__":

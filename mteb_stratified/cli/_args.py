@@ -12,21 +12,29 @@ import sys
 
 # The numbers the options accept are the file readers' grammar: ASCII decimal only (no
 # ``1_000``, no non-ASCII digits, no hex, no ``nan``/``inf``).
-from ..io.files import INTEGER, NUMBER
+from ..io.numbers import INTEGER, NUMBER, integer_value, shown_integer
 from ..io.outputs import dumps_json
 
-__all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint", "print_json"]
+__all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint", "print_json",
+           "MAX_INT_OPTION"]
+
+#: The bound of an integer option that names none of its own: every count, depth and size is
+#: finite, so a typo of twenty digits is refused, never an overflow or an endless allocation.
+MAX_INT_OPTION = 10**9
 
 
-def int_at_least(low: int, high: int | None = None):
-    """An argparse ``type``: an integer in ``[low, high]``."""
+def int_at_least(low: int, high: int = MAX_INT_OPTION):
+    """An argparse ``type``: an integer in ``[low, high]`` (the readers' integer grammar)."""
     def parse(text: str) -> int:
-        if not INTEGER.fullmatch(text.strip()):
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
-        value = int(text, 10)
-        if value < low or (high is not None and value > high):
-            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
-            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {value}")
+        text = text.strip()
+        if not INTEGER.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}")
+        value = integer_value(text)
+        if not low <= value <= high:
+            bound = (f">= {low}" if value < low and high == MAX_INT_OPTION
+                     else f"in [{low}, {high}]")
+            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got "
+                                             f"{shown_integer(text)}")
         return value
 
     parse.__name__ = "integer"
@@ -69,7 +77,7 @@ def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT",
                             "a local server)")
     group.add_argument("--timeout", type=float_in(0, low_open=True), default=60.0, metavar="S",
                        help="request timeout in seconds (default: 60)")
-    group.add_argument("--max-retries", type=int_at_least(0), default=5, metavar="N",
+    group.add_argument("--max-retries", type=int_at_least(0, 100), default=5, metavar="N",
                        help="retries per request (default: 5)")
     group.add_argument("--cache", default=None, metavar="FILE",
                        help=f"SQLite answer cache (default: {cache_folder}/{cache_name})")

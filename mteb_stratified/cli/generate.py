@@ -105,10 +105,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="allow the embedding model the --structure records (dense pooling "
                         "loads it) when it is not the packaged all-MiniLM-L6-v2: an artifact "
                         "never chooses a model to download on its own (default: none allowed)")
-    llm.add_argument("--concurrency", type=int_at_least(1), default=1, metavar="N",
+    llm.add_argument("--concurrency", type=int_at_least(1, 256), default=1, metavar="N",
                      help="LLM requests in flight at most: the candidates of a round are "
                           "drafted N at a time; the output does not depend on N (default: 1)")
-    llm.add_argument("--judge-batch", type=int_at_least(1), default=8, metavar="N",
+    llm.add_argument("--judge-batch", type=int_at_least(1, 1000), default=8, metavar="N",
                      help="pooled documents the judge grades in one request (1: one request "
                           "per document) (default: 8)")
     p.add_argument("--retry-failed", action="store_true",

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
-from ..core.errors import EndpointError, InputError
+from ..core.errors import EndpointError, InputError, InputWarning
 
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
 SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
@@ -56,7 +57,10 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # restored on return: nothing changes for the caller
+            warnings.simplefilter("always", InputWarning)  # every file's warning, every call
+            warnings.showwarning = _show_input_warnings(args.command, warnings.showwarning)
+            return int(args.func(args) or 0)
     except (InputError, EndpointError) as exc:  # bad input / a server that did not answer
         print(f"mteb-stratified {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -67,6 +71,17 @@ def main(argv=None) -> int:
         return 2
     except BrokenPipeError:  # e.g. piped into head
         return 0
+
+
+def _show_input_warnings(command: str, show):
+    """A ``warnings.showwarning`` that prints an :class:`InputWarning` as one plain line (as an
+    error is printed) and hands every other warning to ``show``."""
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, InputWarning):
+            print(f"mteb-stratified {command}: warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+    return showwarning
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
                    help="the finest level of the cluster tree the strata start from (0 = the "
                         "fine clusters; the artifact's levels are listed in its "
                         "cluster_levels table) (default: 0)")
-    p.add_argument("--resamples", type=int_at_least(2), default=2000, metavar="B",
+    p.add_argument("--resamples", type=int_at_least(2, 1_000_000), default=2000, metavar="B",
                    help="stratified bootstrap resamples (default: 2000)")
     p.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
                    help=f"bootstrap seed in [0, {MAX_SEED}] (default: 0)")

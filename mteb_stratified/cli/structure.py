@@ -39,7 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "OpenAI-compatible server) (default: offline)")
     llm = p.add_argument_group("LLM extractor")
     add_llm_endpoint(llm, cache_name="llm_cache.sqlite")
-    llm.add_argument("--concurrency", type=int_at_least(1), default=4, metavar="N",
+    llm.add_argument("--concurrency", type=int_at_least(1, 256), default=4, metavar="N",
                      help="parallel requests (default: 4)")
     llm.add_argument("--max-tokens", type=int_at_least(1), default=512, metavar="N",
                      help="completion limit per document (default: 512)")
@@ -56,7 +56,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    metavar="R", help="Leiden resolution of the document map (default: 1.0)")
     g.add_argument("--embedding-model", default=None, metavar="NAME_OR_DIR",
                    help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2)")
-    g.add_argument("--k", type=int_at_least(1), default=10,
+    g.add_argument("--k", type=int_at_least(1, 10_000), default=10,
                    help="neighbours per entity (default: 10)")
     g.add_argument("--threshold", type=float_in(-1, 1), default=0.6, metavar="TAU",
                    help="cosine an edge needs (default: 0.6)")
@@ -108,7 +108,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "this node (after 'ray start'), or HOST:PORT of its head; Ray Client "
                         "(ray://) cannot run Ray Data pipelines (default: a local Ray on this "
                         "machine)")
-    r.add_argument("--workers", type=int_at_least(1), default=None, metavar="N",
+    r.add_argument("--workers", type=int_at_least(1, 4096), default=None, metavar="N",
                    help="Ray actors per step, one CPU each (default: the cluster's CPUs)")
     r.add_argument("--embed-device", choices=("cpu", "cuda"), default="cpu",
                    help="where the Ray embedding actors run; cuda (one GPU per actor) is "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError", "EndpointError", "EndpointUnreachable"]
+__all__ = ["InputError", "InputWarning", "EndpointError", "EndpointUnreachable"]
 
 
 class InputError(ValueError):
@@ -28,6 +28,17 @@ class InputError(ValueError):
         if self.fix:
             text += f"\n  fix: {self.fix}"
         return text
+
+
+class InputWarning(UserWarning):
+    """Input that is read, but not as written: e.g. a qrels line given twice, kept once (as
+    trec_eval keeps it).  Raised with :func:`warnings.warn`; ``str(w)`` reads like
+    :class:`InputError`'s, and the CLI prints it as ``warning: <source>:<line>: <message>``."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 fix: str | None = None) -> None:
+        self.message, self.source, self.line, self.fix = message, source, line, fix
+        super().__init__(InputError._format(self))
 
 
 class EndpointError(Exception):

@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from .arrays import MAX_GRADE
 from .errors import InputError
 
-__all__ = ["Measure", "parse_measure", "parse_measures", "MEASURE_NAMES",
+__all__ = ["Measure", "parse_measure", "parse_measures", "MEASURE_NAMES", "MAX_CUTOFF",
            "nDCG", "RR", "R", "P", "AP", "Success"]
 
 
@@ -52,6 +53,11 @@ _ALIASES = {"MRR": "RR", "Recall": "R", "Precision": "P", "MAP": "AP", "NDCG": "
 MEASURE_NAMES: tuple[str, ...] = tuple(_SPECS)
 _EXAMPLES = ("nDCG@10", "nDCG", "RR@10", "RR", "MRR@10", "R@100", "P@10", "AP@100", "AP",
              "Success@1", "nDCG(dcg='exp-log2')@10", "P(rel=2)@10")
+#: The largest cutoff, 10**18: a cutoff beyond a ranking's length is the whole ranking (any
+#: such cutoff is valid and exact), but one beyond the kernels' int64 cannot be represented.
+MAX_CUTOFF = 10**18
+_CUTOFF_FIX = ("write e.g. {name}@10; a cutoff beyond the ranking's length counts the whole "
+               "ranking, so @1000 covers any run of depth 1000")
 _SYNTAX = re.compile(r"^\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 
 
@@ -74,9 +80,12 @@ class Measure:
             raise _unknown(self.name)
         object.__setattr__(self, "name", name)
         if self.cutoff is not None:
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
-                raise InputError(f"cutoff of {name} must be a positive integer, got {self.cutoff!r}",
-                                 fix=f"write e.g. {name}@10")
+            if (isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int)
+                    or not 1 <= self.cutoff <= MAX_CUTOFF):
+                shown = repr(self.cutoff)
+                shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} digits)"
+                raise InputError(f"cutoff of {name} must be an integer in [1, {MAX_CUTOFF}], "
+                                 f"got {shown}", fix=_CUTOFF_FIX.format(name=name))
         elif spec.cutoff == "required":
             raise InputError(f"{name} needs a cutoff", fix=f"write e.g. {name}@10")
         params = dict(self.params)
@@ -90,8 +99,11 @@ class Measure:
                 raise InputError(f"{name}({key}={value!r}) is not valid",
                                  fix=f"{key} is one of {', '.join(map(repr, choices))}")
             if not choices and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(f"{name}({key}={value!r}) must be an integer",
+                raise InputError(f"{name}({key}={repr(value)[:40]}) must be an integer",
                                  fix=f"write e.g. {name}({key}=2)@10")
+            if not choices and abs(value) > MAX_GRADE:
+                raise InputError(f"{name}({key}={str(value)[:40]}) is beyond the grade bound "
+                                 f"±{MAX_GRADE}", fix=f"write e.g. {name}({key}=2)@10")
             if spec.defaults.get(key, object()) == value:
                 del params[key]
         object.__setattr__(self, "params", tuple(sorted(params.items())))
@@ -185,10 +197,15 @@ def parse_measure(text: "str | Measure") -> Measure:
                 params[key.strip()] = value.strip()
     cutoff = None
     if cutoff_text is not None:
-        # ASCII digits only: str.isdigit() also accepts e.g. '²', which int() rejects
-        if not (cutoff_text.isascii() and cutoff_text.isdigit()) or int(cutoff_text) < 1:
-            raise InputError(f"cutoff {cutoff_text!r} in {text!r} is not a positive integer",
-                             fix=f"write e.g. {canonical}@10")
+        # ASCII digits only: str.isdigit() also accepts e.g. '²', which int() rejects; the
+        # length is checked before int() reads it
+        if (not (cutoff_text.isascii() and cutoff_text.isdigit())
+                or len(cutoff_text.lstrip("0")) > len(str(MAX_CUTOFF))
+                or not 1 <= int(cutoff_text) <= MAX_CUTOFF):
+            shown = cutoff_text if len(cutoff_text) <= 24 else (
+                f"{cutoff_text[:12]}... ({len(cutoff_text)} characters)")
+            raise InputError(f"cutoff {shown!r} in {text[:60]!r} is not an integer in "
+                             f"[1, {MAX_CUTOFF}]", fix=_CUTOFF_FIX.format(name=canonical))
         cutoff = int(cutoff_text)
     if cutoff is None and _SPECS[canonical].cutoff == "required":
         raise InputError(f"{canonical} needs a cutoff", fix=f"write e.g. {canonical}@10")

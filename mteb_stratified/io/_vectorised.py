@@ -45,8 +45,8 @@ def _chunks(raw, size: int) -> Iterator[bytes]:
     """The stream's bytes in chunks of whole lines (64 KiB, doubling up to about ``size``
     bytes, so a bad start is seen early; a leading BOM dropped, as the line reader drops it),
     each checked by C-level scans (:func:`_plain`).  Reading one chunk at a time keeps memory
-    bounded (pyarrow's streaming reader reads ahead).  A read error is :class:`_Irregular`:
-    the line reader reports it."""
+    bounded (pyarrow's streaming reader reads ahead).  A read error, or a line longer than
+    ``size``, is :class:`_Irregular`: the line reader reports it."""
     rest = b""
     first = True
     step = min(size, 1 << 16)
@@ -66,6 +66,8 @@ def _chunks(raw, size: int) -> Iterator[bytes]:
         end = data.rfind(b"\n") + 1
         if not end:
             rest += data
+            if len(rest) > size:  # no run line is this long: the line reader says so
+                raise _Irregular
             continue
         yield _plain(rest + data[:end] if rest else data[:end])
         rest = data[end:]

@@ -42,28 +42,39 @@ are part of an id.
 
 Numbers
 -------
-Scores follow one ASCII grammar, :data:`NUMBER`:
-``[+-]?(digits[.[digits]]|.digits)([eE][+-]?digits)?``, what C's ``atof`` (trec_eval's score
-reader) reads in full, so trec_eval reads the same value.  Python-only spellings are refused:
-``1_000``, non-ASCII digits, ``nan``, ``inf``, ``infinity``, hex, surrounding junk.  Scores
-must be finite (``1e400`` overflows and is refused).  Grades in text files are
-``[+-]?digits(.0*)?``: an integer, optionally with a zero fraction (``1.0`` is 1), within
-``±MAX_GRADE`` (:data:`mteb_stratified.core.arrays.MAX_GRADE` = 1000, so ``2**grade`` gains
-stay finite).  trec_eval reads grades with ``atol``, which stops at the first other
-character, so an exponent or a fraction is refused rather than read differently (``1e1`` is
-1 to trec_eval, ``.5e1`` is 0, ``10e-1`` is 10; pytrec_eval's and BEIR's ``int()`` refuse
-them too).  JSON values are JSON numbers, with no such question: a score any finite number,
-a grade any integral number within the bound however it is spelled (``1``, ``1.0``, ``1e3``
-are 1, 1 and 1000, returned as ints).
+Every number is read by the one grammar of :mod:`mteb_stratified.io.numbers` (its docstring):
+scores are what C's ``atof`` (trec_eval's score reader) reads in full, ASCII only and finite
+(``1_000``, ``nan``, ``inf``, ``1e400`` are refused); grades in text files are integers,
+optionally with a zero fraction, within ``±MAX_GRADE`` (an exponent or a fraction is refused:
+trec_eval's ``atol`` would read only the digits before it); JSON values are JSON numbers.
+
+Judgments given twice
+---------------------
+A qrels line that repeats an earlier one exactly (same query, document and grade) is kept once,
+with an :class:`~mteb_stratified.core.errors.InputWarning`, as trec_eval keeps it; the same
+(query, document) with another grade is an error.  A run that lists a (query, document) twice is
+an error: a ranking holds a document once.
+
+Files and lines
+---------------
+Only regular files are read: a folder, a named pipe (FIFO), a device such as ``/dev/zero`` or a
+socket is refused at once, before a byte is read (a FIFO is opened without blocking).  A text
+line may hold at most :data:`MAX_LINE_BYTES` (16 MiB) bytes: a longer one is refused at its line
+number as soon as the reader has seen that many bytes without a line ending, so a file that is
+not line text (zeros, a binary) costs at most that much memory.  JSON files, which may be one
+long line, are read whole instead, bounded by the file's size (and, gzipped, by the ratio
+below).
 
 Gzip
 ----
 Files may be gzip-compressed (detected by content, not by name); they are decompressed as they
 are read, never whole.  A corrupt or truncated archive is an error, never a shorter file.  A
-decompression bomb is refused: the stream may not expand beyond ``max_gzip_ratio`` times the
-compressed size once past :data:`GZIP_FLOOR_BYTES` (256 MiB).  The ratio (default
-:data:`GZIP_RATIO` = 100) is the ``max_gzip_ratio`` keyword of every reader, else the
-environment variable ``MTEB_STRATIFIED_MAX_GZIP_RATIO`` (read at each call).
+decompression bomb is refused early: once :data:`GZIP_FLOOR_BYTES` (16 MiB) have been
+decompressed, the bytes out may never exceed ``max_gzip_ratio`` times the compressed bytes read
+so far, so a bomb is refused after about 16 MiB of output, in well under a second.  Genuine runs
+and qrels compress 3-15 times.  The ratio (default :data:`GZIP_RATIO` = 100) is the
+``max_gzip_ratio`` keyword of every reader, else the environment variable
+``MTEB_STRATIFIED_MAX_GZIP_RATIO`` (read at each call).
 """
 
 from __future__ import annotations
@@ -75,14 +86,17 @@ import json
 import math
 import os
 import re
+import stat
+import warnings
 import zlib
 from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..core.arrays import MAX_GRADE, from_blocks, from_dicts
-from ..core.errors import InputError
+from ..core.arrays import from_blocks, from_dicts
+from ..core.errors import InputError, InputWarning
 from ._vectorised import run_arrays as _fast_run_arrays, run_dict as _fast_run_dict
+from .numbers import INTEGER, NUMBER, NUMBER_BYTES, json_number, parse_grade, parse_number
 from .outputs import atomic_write
 
 __all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text",
@@ -90,21 +104,13 @@ __all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text"
            "GZIP_FLOOR_BYTES", "GZIP_RATIO_ENV", "NUMBER", "INTEGER"]
 
 _BOM = b"\xef\xbb\xbf"
-#: The one number grammar of scores (and of the CLI's options): ASCII only, what C's ``atof``
-#: reads in full.
-NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-#: ASCII integers (the CLI's integer options; the digits of a grade).
-INTEGER = re.compile(r"[+-]?[0-9]+")
-#: Grades in text files: an integer, optionally with a zero fraction; C's ``atol`` (trec_eval)
-#: reads all of it and so gets the same value.
-_GRADE = re.compile(INTEGER.pattern + r"(?:\.0*)?")
-_NUMBER_BYTES = re.compile(NUMBER.pattern.encode())
-_NUMBER_FIX = "write a plain decimal number such as 3, -0.25 or 1.5e-3 (ASCII digits only)"
-
 #: Default bound of decompressed size / compressed size for gzip input.
 GZIP_RATIO = 100.0
-#: Decompressed sizes up to this never trip the ratio guard.
-GZIP_FLOOR_BYTES = 256 * 2**20
+#: Decompressed sizes up to this never trip the ratio guard (beyond it the ratio is checked
+#: against the compressed bytes read so far).
+GZIP_FLOOR_BYTES = 16 * 2**20
+#: The longest text line a line reader accepts, in bytes (without its line ending).
+MAX_LINE_BYTES = 16 * 2**20
 #: Environment variable that overrides :data:`GZIP_RATIO` (read at call time).
 GZIP_RATIO_ENV = "MTEB_STRATIFIED_MAX_GZIP_RATIO"
 
@@ -131,13 +137,12 @@ def _gzip_ratio(max_gzip_ratio: float | None) -> float:
 
 class _GuardedGzip(io.RawIOBase):
     """A gzip stream decompressed as it is read, with its errors as InputError and the bomb
-    guard: beyond ``GZIP_FLOOR_BYTES``, at most ``ratio`` times the compressed size."""
+    guard: beyond ``GZIP_FLOOR_BYTES`` out, at most ``ratio`` times the compressed bytes read so
+    far (``raw.tell()``: the decompressor reads its input in 128 KiB blocks)."""
 
     def __init__(self, raw, path: str, ratio: float) -> None:
         self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
         self._raw, self._path = raw, path
-        self._compressed = os.fstat(raw.fileno()).st_size
-        self._limit = max(GZIP_FLOOR_BYTES, ratio * self._compressed)
         self._ratio = ratio
         self.expanded = 0
 
@@ -154,13 +159,15 @@ class _GuardedGzip(io.RawIOBase):
                              source=self._path,
                              fix="re-create or re-download the file") from None
         self.expanded += n
-        if self.expanded > self._limit:
-            raise InputError(
-                f"gzip data expands beyond {self._ratio:g} times its compressed size "
-                f"({self._compressed} bytes compressed, already {self.expanded} bytes "
-                "decompressed): refused as a likely decompression bomb", source=self._path,
-                fix=f"if the file is genuine, raise the bound with max_gzip_ratio=... or the "
-                    f"environment variable {GZIP_RATIO_ENV}")
+        if self.expanded > GZIP_FLOOR_BYTES:
+            compressed = max(self._raw.tell(), 1)
+            if self.expanded > self._ratio * compressed:
+                raise InputError(
+                    f"gzip data expands beyond {self._ratio:g} times its compressed size "
+                    f"({compressed} compressed bytes read, already {self.expanded} bytes "
+                    "decompressed): refused as a likely decompression bomb", source=self._path,
+                    fix=f"if the file is genuine, raise the bound with max_gzip_ratio=... or the "
+                        f"environment variable {GZIP_RATIO_ENV}")
         return n
 
     def close(self) -> None:
@@ -174,29 +181,111 @@ def _unreadable(path: str, exc: OSError) -> InputError:
                       fix="check that the file is readable (permissions, device)")
 
 
-def _open_binary(path: str, max_gzip_ratio: float | None = None) -> io.BufferedIOBase:
-    """A buffered binary stream of a file's (decompressed) bytes; every failure to open or read
-    it is an InputError naming the file."""
-    if not os.path.exists(path):
+_NOT_REGULAR = ((stat.S_ISDIR, "is a folder, not a file", "give the file inside it"),
+                (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file",
+                 "write the data to a file first, then give that file"),
+                (stat.S_ISCHR, "is a character device, not a regular file",
+                 "give a run, qrels or data file"),
+                (stat.S_ISBLK, "is a block device, not a regular file",
+                 "give a run, qrels or data file"),
+                (stat.S_ISSOCK, "is a socket, not a regular file", "give a regular file"))
+
+
+def _open_regular(path: str) -> io.BufferedReader:
+    """``path`` opened for reading if it is a regular file, else an InputError: the file is
+    opened without blocking (a FIFO with no writer would block ``open``), checked with
+    ``fstat`` (no race with a swapped path), then set back to blocking reads."""
+    if not os.path.lexists(path):
         raise InputError("file not found", source=path, fix="check the path")
-    if os.path.isdir(path):
-        raise InputError("is a folder, not a file", source=path, fix="give the file inside it")
-    ratio = _gzip_ratio(max_gzip_ratio)
     try:
-        raw = open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", source=path, fix="give the file inside it")
+    except FileNotFoundError:  # a link to nowhere
+        raise InputError("file not found (a link to a missing file)", source=path,
+                         fix="check the path") from None
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        message, fix = next(((m, f) for test, m, f in _NOT_REGULAR if test(mode)),
+                            ("is not a regular file", "give a regular file"))
+        raise InputError(message, source=path, fix=fix)
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return open(fd, "rb")
+
+
+def _open_binary(path: str, max_gzip_ratio: float | None = None) -> io.BufferedIOBase:
+    """A buffered binary stream of a regular file's (decompressed) bytes; every failure to open
+    or read it is an InputError naming the file."""
+    ratio = _gzip_ratio(max_gzip_ratio)
+    raw = _open_regular(path)
+    try:
         magic = raw.peek(2)[:2]
     except OSError as exc:
+        raw.close()
         raise _unreadable(path, exc) from None
     if magic == b"\x1f\x8b":
         return io.BufferedReader(_GuardedGzip(raw, path, ratio), buffer_size=1 << 20)
     return raw
 
 
+class _LineGuard(io.RawIOBase):
+    """A binary stream that refuses, with the line number, a line longer than
+    :data:`MAX_LINE_BYTES` as soon as that many bytes went by without a line ending (for
+    readers that read text through ``io.TextIOWrapper``, such as :mod:`csv`)."""
+
+    def __init__(self, raw, path: str) -> None:
+        self._raw, self._path = raw, path
+        self._line, self._run = 1, 0  # the current line, its bytes so far
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self._raw.readinto(buffer)
+        if not n:
+            return n
+        data = memoryview(buffer)[:n].tobytes()
+        first = data.find(b"\n")
+        if first < 0:
+            self._run += n
+        else:
+            if self._run + first > MAX_LINE_BYTES:
+                raise long_line(self._path, self._line)
+            if n > MAX_LINE_BYTES:  # a whole line may lie inside this block: look at each
+                for offset, text in enumerate(data[first + 1:].split(b"\n")[:-1], start=1):
+                    if len(text) > MAX_LINE_BYTES:
+                        raise long_line(self._path, self._line + offset)
+            self._line += data.count(b"\n")
+            self._run = n - data.rfind(b"\n") - 1
+        if self._run > MAX_LINE_BYTES:
+            raise long_line(self._path, self._line)
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def long_line(path: str, line: int) -> InputError:
+    """The error of a line beyond :data:`MAX_LINE_BYTES`."""
+    return InputError(f"line is longer than {MAX_LINE_BYTES // 2**20} MiB: not line text of "
+                      "the expected kind (a binary, a JSON dump, no line endings?)", source=path,
+                      line=line,
+                      fix="give the text file itself (one record per line); a JSON object may "
+                          "be one long line only in a .json run or qrels file")
+
+
 def open_text(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> io.TextIOBase:
-    """A UTF-8 text stream of a file (gzip decompressed as it is read, a leading BOM dropped);
-    a missing or unreadable file is an InputError."""
-    return io.TextIOWrapper(_open_binary(os.fspath(path), max_gzip_ratio),
-                            encoding="utf-8-sig", newline="")
+    """A UTF-8 text stream of a regular file (gzip decompressed as it is read, a leading BOM
+    dropped, lines of at most :data:`MAX_LINE_BYTES`); a missing, irregular or unreadable file
+    is an InputError.  Pass ``newline=""`` semantics to :mod:`csv` as it asks."""
+    path = os.fspath(path)
+    guarded = io.BufferedReader(_LineGuard(_open_binary(path, max_gzip_ratio), path))
+    return io.TextIOWrapper(guarded, encoding="utf-8-sig", newline="")
 
 
 def read_bytes(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> bytes:
@@ -230,13 +319,16 @@ def _raw_lines(path: str, comments: bool,
                max_gzip_ratio: float | None) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, byte offset, raw bytes)`` of every non-blank line (and, with
     ``comments``, not a line whose first non-blank byte is ``#``: trec_eval's run comments),
-    without the line ending; a leading BOM is dropped.  A file without such a line is an
-    InputError."""
+    without the line ending; a leading BOM is dropped.  A file without such a line, or with a
+    line beyond :data:`MAX_LINE_BYTES`, is an InputError."""
     pos = 0
     any_line = False
+    limit = MAX_LINE_BYTES + 1
     try:
         with _open_binary(path, max_gzip_ratio) as fh:
-            for number, raw in enumerate(fh, start=1):
+            for number, raw in enumerate(iter(lambda: fh.readline(limit), b""), start=1):
+                if len(raw) == limit and not raw.endswith(b"\n"):
+                    raise long_line(path, number)
                 start, pos = pos, pos + len(raw)
                 if number == 1 and raw.startswith(_BOM):
                     raw, start = raw[len(_BOM):], start + len(_BOM)
@@ -280,32 +372,6 @@ def _split(text: str) -> list[str]:
     if text.isascii() and _NOT_WS.search(text) is None:
         return text.split()  # the fast path: the same fields
     return _WS_RE.split(text.strip(_WS))
-
-
-def _number(text: str, what: str, path: str, line: int) -> float:
-    """``text`` read by the one number grammar (module docstring), else an InputError."""
-    if NUMBER.fullmatch(text) is None:
-        if text.lstrip("+-").lower() in ("nan", "inf", "infinity"):
-            raise InputError(f"{what} is {text}: NaN and infinity are not accepted", source=path,
-                             line=line, fix="replace it by a finite number (or drop the line)")
-        raise InputError(f"{what} {text[:40]!r} is not a number", source=path, line=line,
-                         fix=_NUMBER_FIX)
-    return float(text)
-
-
-def _grade(text: str, path: str, line: int) -> int:
-    """A text grade (module docstring): an integer, ``1.0`` allowed; an exponent or a fraction
-    is refused, since trec_eval's ``atol`` would silently read only the digits before it."""
-    if _GRADE.fullmatch(text) is None:
-        _number(text, "relevance", path, line)  # not a number at all: say so
-        raise InputError(f"relevance {text[:40]!r} is not an integer", source=path, line=line,
-                         fix="write grades as plain integers such as 0, 1, 2 (no exponent, no "
-                             "fraction: trec_eval would read only the digits before them)")
-    digits = text.partition(".")[0]
-    if len(digits.lstrip("+-0")) > len(str(MAX_GRADE)) or abs(int(digits)) > MAX_GRADE:
-        raise InputError(f"relevance {text[:40]!r} is beyond the bound ±{MAX_GRADE}",
-                         source=path, line=line, fix=f"use integer grades within ±{MAX_GRADE}")
-    return int(digits)
 
 
 def parse_json(text: str, *, source: str, line: int | None = None):
@@ -367,33 +433,8 @@ def _read_json(path: str, kind: str, max_gzip_ratio: float | None) -> dict:
             raise InputError(f"query {qid!r} maps to {type(docs).__name__}, not an object",
                              source=path, fix=f"write {{qid: {{docid: {kind}}}}}")
         for doc, value in docs.items():
-            docs[doc] = _json_value(value, kind, qid, doc, path)
+            docs[doc] = json_number(value, kind, f"document {doc!r} for query {qid!r}", source=path)
     return obj
-
-
-def _json_value(value, kind: str, qid: str, doc: str, path: str):
-    """A JSON score must be a finite number (kept as given), a grade an integral number within
-    ±MAX_GRADE (returned as an int: ``1.0`` and ``1e3`` are JSON spellings of 1 and 1000)."""
-    where = f"{kind} {str(value)[:40]} of document {doc!r} for query {qid!r}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{kind} of document {doc!r} for query {qid!r} is not a number: "
-                         f"{str(value)[:40]!r}", source=path, fix=f"every {kind} must be a number")
-    try:
-        finite = math.isfinite(value)
-    except OverflowError:  # an integer beyond the float range
-        finite = False
-    if kind == "score":
-        if not finite:
-            raise InputError(f"{where} is not a finite number", source=path,
-                             fix="replace NaN/inf or overflowing scores by finite numbers")
-        return value
-    if not (finite and abs(value) <= MAX_GRADE):
-        raise InputError(f"{where} is not a finite grade within ±{MAX_GRADE}", source=path,
-                         fix=f"use integer grades within ±{MAX_GRADE}")
-    if value != int(value):
-        raise InputError(f"{where} is not an integer", source=path,
-                         fix="use integer grades such as 0, 1, 2")
-    return int(value)
 
 
 def _twice(path: str, line: int, first: int, qid: str, doc: str, verb: str) -> InputError:
@@ -425,8 +466,8 @@ def _run_records(path: str, lines: Iterable[tuple[int, int, bytes]]) -> Iterator
                              fix="write run lines as 'qid Q0 docid rank score tag'")
         qid, doc = parts[0].decode(), parts[2].decode()
         text = parts[4]
-        score = float(text) if _NUMBER_BYTES.fullmatch(text) else _number(text.decode(), "score",
-                                                                          path, number)
+        score = (float(text) if NUMBER_BYTES.fullmatch(text)
+                 else parse_number(text.decode(), "score", source=path, line=number))
         if not math.isfinite(score):
             raise InputError(f"score {text.decode()[:40]!r} of document {doc!r} for query "
                              f"{qid!r} overflows", source=path, line=number,
@@ -529,6 +570,7 @@ def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None
     header = body[0] if beir and NUMBER.fullmatch(tabs[2]) is None else None
     qrels: dict = {}
     seen_at: dict = {}
+    repeats: list = []  # (line, the line it repeats)
     for number, start, raw in itertools.chain(head, [body], lines):
         if number == header or (not beir and raw.startswith(b"#")):
             continue
@@ -549,8 +591,25 @@ def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None
                                  f"{len(parts)}: {line[:80]!r}", source=path, line=number,
                                  fix="write TREC qrels lines as 'qid 0 docid relevance'")
             qid, _, doc, grade_text = parts
-        _put(qrels, seen_at, qid, doc, _grade(grade_text, path, number), path, number,
-             "is judged")
+        grade = parse_grade(grade_text, source=path, line=number)
+        docs = qrels.setdefault(qid, {})
+        if doc not in docs:
+            docs[doc] = grade
+            seen_at[(qid, doc)] = number
+        elif docs[doc] == grade:  # the same judgment again: kept once, as trec_eval keeps it
+            repeats.append((number, seen_at[(qid, doc)]))
+        else:
+            raise InputError(f"document {doc!r} is judged twice for query {qid!r} with different "
+                             f"grades ({docs[doc]} on line {seen_at[(qid, doc)]}, {grade} here)",
+                             source=path, line=number,
+                             fix="keep one judgment per (query, document): decide which grade "
+                                 "is right")
+    if repeats:
+        first, of = repeats[0]
+        warnings.warn(InputWarning(
+            f"{len(repeats)} judgment line(s) repeat an earlier line exactly (the first: line "
+            f"{first} repeats line {of}); each is kept once, as trec_eval keeps it", source=path,
+            line=first, fix="drop the repeated lines to silence this"), stacklevel=2)
     if not qrels:
         raise InputError("no judgments (only a header)", source=path,
                          fix="give at least one judgment line")

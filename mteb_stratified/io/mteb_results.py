@@ -31,7 +31,8 @@ from pathlib import Path
 from ..core.errors import InputError
 from ..core.per_query import PerQuery
 from ..naming import canonical_name
-from .files import utf8_error
+from .files import open_text, read_bytes, utf8_error
+from .numbers import parse_number
 
 __all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
@@ -74,22 +75,18 @@ def load_task_result(path) -> dict:
     path = os.fspath(path)
     fix_json = ("delete the file and re-run the task (mteb run ... --overwrite-strategy "
                 "always), or restore it from a backup")
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except IsADirectoryError:
+    if os.path.isdir(path):
         raise InputError("is a folder, not a results file", source=path,
                          fix="give <Task>.json, or the mteb --output-folder where a command "
-                             "takes a folder") from None
-    except FileNotFoundError:
+                             "takes a folder")
+    if not os.path.lexists(path):
         raise InputError("results file not found", source=path,
-                         fix="give <Task>.json of an mteb run (OUT/results/<model>/<revision>/)"
-                         ) from None
+                         fix="give <Task>.json of an mteb run (OUT/results/<model>/<revision>/)")
+    data = read_bytes(path)  # a regular file only; a gzip bomb refused
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise utf8_error(path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read results file ({exc.strerror})", source=path,
-                         fix="check the file permissions, or give an MTEB results JSON") from None
     if not text.strip():
         raise InputError("empty results file", source=path, line=1, fix=fix_json)
     try:
@@ -163,10 +160,11 @@ def model_of(path) -> tuple[str, str]:
     meta_path = path.parent / "model_meta.json"
     if meta_path.exists():
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = json.loads(read_bytes(meta_path).decode("utf-8"))
             return (str(meta.get("name") or path.parent.parent.name.replace("__", "/")),
                     str(meta.get("revision") or path.parent.name))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        except (InputError, OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError,
+                RecursionError):
             pass
     return path.parent.parent.name.replace("__", "/"), path.parent.name
 
@@ -184,12 +182,12 @@ def _csv_models(path: Path) -> set | None:
     """The (model, revision) pairs of a per-query CSV; None for a CSV without those columns
     (written before they existed: it may belong to any model)."""
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames or "model" not in reader.fieldnames:
                 return None
             return {(row.get("model") or "", row.get("revision") or "") for row in reader}
-    except (OSError, UnicodeDecodeError, csv.Error):
+    except (InputError, OSError, UnicodeDecodeError, csv.Error):
         return None
 
 
@@ -302,7 +300,7 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
 
     reader = None
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:  # a BOM is skipped
+        with open_text(path) as fh:  # a BOM is skipped; regular files, bounded lines
             reader = csv.DictReader(fh)
             need = {"qid", "measure", *PER_QUERY_KEYS}
             if not reader.fieldnames:
@@ -343,7 +341,8 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                                          "subsets or splits): pass --split, or give the "
                                          "TaskResult file or output folder instead of the CSV "
                                          "(its model then picks the rows)")
-                vals = {k: _number(row[k], k, path, line) for k in PER_QUERY_KEYS}
+                vals = {k: parse_number(row[k], k, source=path, line=line, fix=regen)
+                        for k in PER_QUERY_KEYS}
                 lo, hi = vals["min"] - _ORDER_TOLERANCE, vals["max"] + _ORDER_TOLERANCE
                 if not (lo <= vals["expected"] <= hi and lo <= vals["oblivious"] <= hi):
                     raise InputError(f"query {q!r}: min {vals['min']!r}, expected "
@@ -375,19 +374,6 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                          fix="pass the --split the results were computed on, or the CSV of "
                              "this run")
     return PerQuery.from_mapping(out)  # bias derived there
-
-
-def _number(text: str, key: str, path: str, line: int) -> float:
-    """A finite float from a per-query CSV cell, or an :class:`InputError` at ``line``."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"non-numeric {key} {text!r}", source=path, line=line,
-                         fix="regenerate the per-query file") from None
-    if not math.isfinite(v):
-        raise InputError(f"non-finite {key} {text!r}", source=path, line=line,
-                         fix="regenerate the per-query file")
-    return v
 
 
 def check_matches_results(values: dict, task_result: dict, score_key: str, *, split: str,

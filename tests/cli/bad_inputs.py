@@ -24,10 +24,14 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
+import time
 import zlib
 from dataclasses import dataclass, field
 
-__all__ = ["Case", "Error", "Value", "Works", "CASES", "run_case"]
+__all__ = ["Case", "Error", "Value", "Works", "CASES", "run_case", "Bounded", "BOUNDED",
+           "run_bounded"]
 
 
 @dataclass(frozen=True)
@@ -378,7 +382,93 @@ def _stratify_cases() -> list[Case]:
     return c
 
 
-CASES: list[Case] = _evaluate_cases() + _option_cases() + _stratify_cases()
+def _grammar_cases() -> list[Case]:
+    """One number grammar for every file, a bounded cutoff, and judgments given twice."""
+    from mteb_stratified.io import bundled_path, load_beir
+
+    c = [Case("measure-P@1e20", "a 20-digit cutoff overflowed a C long", _GOOD,
+              _eval("run", "qrels", "--measures", "P@99999999999999999999"),
+              Error("=P@99999999999999999999", None, "not an integer in")),
+         Case("measure-P(rel=1e20)", "a 20-digit relevance level", _GOOD,
+              _eval("run", "qrels", "--measures", "P(rel=99999999999999999999)@10"),
+              Error("=P(rel=99999999999999999999)", None, "grade bound"))]
+    dup = _trec_qrels() + "q1 0 d3 2\n"  # line 5 repeats line 3 exactly
+    c.append(Case("qrels-identical-duplicate", "an identical qrels line twice (trec_eval keeps "
+                  "it)", {"run": _trec_run(), "qrels": dup}, _eval(), _value()))
+    c.append(Case("beir-qrels-identical-duplicate", "an identical BEIR qrels line twice",
+                  {"run": _trec_run(), "qrels": _beir_qrels() + "q2\td4\t1\n"}, _eval(),
+                  _value()))
+    c.append(Case("qrels-conflicting-duplicate", "a judgment twice with two grades",
+                  {"run": _trec_run(), "qrels": _trec_qrels() + "q1 0 d3 1\n"}, _eval(),
+                  Error("qrels", 5, "different grades")))
+    qids = sorted(load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels)[:30]
+    res, pq = "res/StratifiedNFCorpus.json", "res/StratifiedNFCorpus_per_query.csv"
+    argv = ("stratify", "{%s}" % res, "--resamples", "10")
+    rows = _per_query_csv(qids).splitlines(keepends=True)[1:]
+    for name, old, new in [("underscore", ",0.4,0.4,", ",0.4_0,0.4,"),
+                           ("arabic-digit", ",0.4,0.4,", ",0.\u0664,0.4,"),
+                           ("blank-padded", ",0.4,0.4,", ", 0.4,0.4,"),
+                           ("overflow", ",0.4,0.4,0.4,", ",0.4,0.4,1e400,")]:
+        body = rows[:4] + [rows[4].replace(old, new, 1)] + rows[5:]
+        c.append(Case(f"per-query-number-{name}", "a per-query value Python reads but the "
+                      "TREC grammar refuses (0.4_5 was read as 0.45)",
+                      {res: _results_json(qids), pq: _per_query_csv(qids, rows=body)}, argv,
+                      Error(pq, 6)))
+    return c
+
+
+def _structure_cases() -> list[Case]:
+    """A tampered structure artifact (the bundled one, copied) given to ``stratify``: its
+    metadata against the schema, its tables' ids, and a spaCy model it names (issue #30)."""
+    from mteb_stratified.io import bundled_path, load_beir
+
+    folder = os.path.join(bundled_path("nfcorpus"), "structure")
+    tables = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".jsonl.gz") or name == "metadata.json":
+            with open(os.path.join(folder, name), "rb") as fh:
+                tables[name] = fh.read()
+    qids = sorted(load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels)[:30]
+    res, pq = "res/StratifiedNFCorpus.json", "res/StratifiedNFCorpus_per_query.csv"
+    argv = ("stratify", "{%s}" % res, "--structure", "{art/}", "--resamples", "10",
+            "--alignment", "exact")
+
+    def art(change=None, **table_bytes) -> dict:
+        meta = json.loads(tables["metadata.json"])
+        if change:
+            change(meta)
+        files = {res: _results_json(qids), pq: _per_query_csv(qids), "art/": ""}
+        files.update({f"art/{n}": b for n, b in tables.items()})
+        files["art/metadata.json"] = json.dumps(meta)
+        files.update({f"art/{t}.jsonl.gz": b for t, b in table_bytes.items()})
+        return files
+
+    entity = json.loads(gzip.decompress(tables["entities.jsonl.gz"]).split(b"\n", 1)[0])
+    return [
+        Case("structure-n-docs-1e308", "corpus.n_docs = 1e308 was accepted",
+             art(lambda m: m["corpus"].update(n_docs=1e308)), argv,
+             Error("art/metadata.json", None, r"corpus\.n_docs is 1e\+308")),
+        Case("structure-bins-nan", "NaN bin cut-points were accepted",
+             art(lambda m: m["bins"].update(dispersion=[float("nan"), 0.8])), argv,
+             Error("art/metadata.json", None, r"bins\.dispersion is \[NaN")),
+        Case("structure-entity-id-10^400", "an entity id of 10^400 was accepted",
+             art(entities=_gz(json.dumps({**entity, "id": 10**400}) + "\n")), argv,
+             Error("art/entities.jsonl.gz", 1, "'id'")),
+        Case("structure-embedding-model-path", "a recorded embedding model path was accepted",
+             art(lambda m: m["parameters"].update(embedding_model="/tmp/their-model")), argv,
+             Error("art/metadata.json", None, "embedding_model.*never a path")),
+        Case("structure-clusters-empty", "an empty clusters table named no file",
+             art(clusters=_gz("")), argv,
+             Error("art/clusters.jsonl.gz", None, "clusters table is empty")),
+        Case("structure-spacy-model-not-installed", "a recorded spaCy model was looked up as "
+             "./NAME and, missing, said to install .[structure]",
+             art(lambda m: m["extractor"].update(init_params={"model": "evilmodel"})), argv,
+             Error("art/metadata.json", None, r"init_params\.model.*not an installed package")),
+    ]
+
+
+CASES: list[Case] = (_evaluate_cases() + _option_cases() + _stratify_cases() + _grammar_cases()
+                     + _structure_cases())
 
 
 # -- running a case ---------------------------------------------------------------------------
@@ -467,3 +557,149 @@ def run_case(case: Case, folder: str) -> tuple[str, str]:
     if problems:
         return "unclear", "; ".join(problems) + ": " + message.strip()[-300:]
     return "clear", message.strip().splitlines()[0][:200]
+
+
+# -- inputs that must be refused fast and small: run in a child process, timed ---------------
+
+@dataclass(frozen=True)
+class Bounded:
+    """A bad input refused by exit 2 with ``says`` (a regex) and the file's name, within
+    ``seconds`` of wall time and ``rss_mib`` of peak memory, measured in a child process
+    (``make(folder)`` writes the files and returns ``{name: path}`` for ``argv``)."""
+    id: str
+    finding: str
+    make: object
+    argv: tuple
+    says: str
+    file: str = "run"  # the key of the file the message must name
+    seconds: float = 5.0
+    rss_mib: float = 200.0
+
+
+def _members(path: str, block: bytes, size: int, count: int) -> str:
+    """A gzip file of ``count`` members, each ``size`` bytes of ``block`` repeated (gzip
+    readers read members one after another: a 5 GiB stream costs 80 compressions of 64 MiB
+    made once)."""
+    member = gzip.compress(block * (size // len(block)), compresslevel=9, mtime=0)
+    with open(path, "wb") as fh:
+        for _ in range(count):
+            fh.write(member)
+    return path
+
+
+def _files(**made):
+    def make(folder):
+        paths = {"qrels": os.path.join(folder, "qrels.txt")}
+        with open(paths["qrels"], "w") as fh:
+            fh.write(_trec_qrels())
+        for name, build in made.items():
+            paths[name] = build(os.path.join(folder, name))
+        return paths
+    return make
+
+
+def _fifo(path: str) -> str:
+    os.mkfifo(path)
+    return path
+
+
+def _one_line(path: str, size: int = 64 << 20) -> str:
+    with open(path, "wb") as fh:
+        fh.write(b"x" * size)  # no line ending at all
+    return path
+
+
+def _csv_one_line(path: str) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(b"hf_subset,hf_split,qid,measure,expected,min,max,oblivious,range,bias\n")
+        fh.write(b"default,test," + b"q" * (64 << 20))
+    return path
+
+
+def _results(path: str) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(_results_json(["q1"]))
+    return path
+
+
+_ZEROS = (b"\0", 64 << 20, 80)            # 5 GiB of zeros, no newline: 5.2 MB of gzip
+_LINES = (b"q1 Q0 d1 1 0.5 t\n", 64 << 20, 5)  # 320 MiB of one line repeated: 0.8 MB
+
+
+def _bounded_cases() -> list[Bounded]:
+    run = ("evaluate", "--qrels", "{qrels}", "--run", "{run}")
+    res = "res/StratifiedNFCorpus.json"
+    return [
+        Bounded("run-dev-zero", "evaluate --run /dev/zero hung, RSS growing",
+                _files(run=lambda p: "/dev/zero"), run, "character device"),
+        Bounded("run-fifo", "a FIFO as --run blocked forever", _files(run=_fifo), run,
+                "named pipe"),
+        Bounded("qrels-fifo", "a FIFO as --qrels", _files(run=_one_line, fifo=_fifo),
+                ("evaluate", "--qrels", "{fifo}", "--run", "{run}"), "named pipe", "fifo"),
+        Bounded("run-gzip-bomb-zeros", "5.2 MB of gzip, 5 GiB of zeros: refused after 60-72 s "
+                "at 1.05 GiB", _files(run=lambda p: _members(p + ".gz", *_ZEROS)), run,
+                "decompression bomb"),
+        Bounded("run-gzip-bomb-lines", "0.6 MB of gzip, 300 MiB of one repeated line: 27 s at "
+                "903 MB", _files(run=lambda p: _members(p + ".gz", *_LINES)), run,
+                "listed twice|decompression bomb"),
+        Bounded("qrels-gzip-bomb", "a gzip bomb as qrels",
+                _files(run=_one_line, bomb=lambda p: _members(p + ".gz", *_ZEROS)),
+                ("evaluate", "--qrels", "{bomb}", "--run", "{run}"), "decompression bomb", "bomb"),
+        Bounded("run-one-long-line", "64 MiB without a line ending read as one line",
+                _files(run=_one_line), run, "longer than 16 MiB"),
+        Bounded("per-query-one-long-line", "a per-query CSV of one 64 MiB line",
+                _files(**{res: _results,
+                          "pq": lambda p: _csv_one_line(os.path.join(
+                              os.path.dirname(p), "res", "StratifiedNFCorpus_per_query.csv"))}),
+                ("stratify", "{%s}" % res), "longer than 16 MiB", "pq"),
+    ]
+
+
+BOUNDED: list[Bounded] = _bounded_cases()
+
+# The child's own peak: VmHWM belongs to the process image exec made (ru_maxrss would carry the
+# forking parent's peak across exec on Linux).
+_PROBE = ("import resource, sys\n"
+          "from mteb_stratified.cli.main import main\n"
+          "code = main(sys.argv[1:])\n"
+          "try:\n"
+          "    kib = next(int(l.split()[1]) for l in open('/proc/self/status')\n"
+          "               if l.startswith('VmHWM:'))\n"
+          "except OSError:\n"
+          "    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+          "print('peak-rss-kib', kib, file=sys.stderr)\n"
+          "sys.exit(code)\n")
+
+
+def run_bounded(case: Bounded, folder: str) -> tuple[str, str, float, float]:
+    """``(outcome, detail, seconds, peak MiB)``: ``clear`` when refused as the case says within
+    its bounds; ``hang`` past 10 times its seconds; ``slow``/``large`` past a bound;
+    ``unclear`` for another exit or message."""
+    os.makedirs(folder, exist_ok=True)
+    paths = case.make(folder)
+    argv = [re.sub(r"\{([^}]+)\}", lambda m: paths.get(m.group(1), m.group(0)), a)
+            for a in case.argv]
+    env = dict(os.environ, MTEB_STRATIFIED_MAX_GZIP_RATIO="")
+    env.pop("MTEB_STRATIFIED_MAX_GZIP_RATIO")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
+                              text=True, timeout=10 * case.seconds, env=env, cwd=folder)
+    except subprocess.TimeoutExpired:
+        return "hang", f"no answer in {10 * case.seconds:g} s", 10 * case.seconds, float("nan")
+    seconds = time.perf_counter() - t0
+    err = proc.stderr
+    found = re.search(r"peak-rss-kib (\d+)", err)
+    rss = int(found.group(1)) / 1024 if found else float("nan")
+    message = err[:found.start()] if found else err
+    named = paths[case.file] in message
+    if proc.returncode != 2 or not re.search(case.says, message) or not named \
+            or "Traceback" in message:
+        return "unclear", f"exit {proc.returncode}: {message.strip()[-300:]}", seconds, rss
+    if seconds > case.seconds:
+        return "slow", f"{seconds:.1f} s > {case.seconds:g} s", seconds, rss
+    if not rss <= case.rss_mib:
+        return "large", f"peak {rss:.0f} MiB > {case.rss_mib:g} MiB", seconds, rss
+    return "clear", message.strip().splitlines()[0][:200], seconds, rss

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bad_inputs import CASES, Case, Error, Value, Works, run_case
+from bad_inputs import BOUNDED, CASES, Case, Error, Value, Works, run_bounded, run_case
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -29,3 +29,12 @@ def test_the_classifier_can_fail(tmp_path):
     other = {"q1": {"d1": 0, "d2": 0, "d3": 2}, "q2": _Q["q2"]}
     num, _ = run_case(Case("num", "", _GOOD, _eval(), _value(qrels=other)), str(tmp_path / "c"))
     assert num == "wrong"
+
+
+@pytest.mark.parametrize("case", BOUNDED, ids=[c.id for c in BOUNDED])
+def test_refused_fast_and_small(case, tmp_path):
+    """A device, a FIFO, a gzip bomb, a line without end: exit 2 with a clear message, in
+    seconds and under 200 MiB, measured in a child process."""
+    outcome, detail, seconds, rss = run_bounded(case, str(tmp_path))
+    assert outcome == "clear", f"{case.finding}: {outcome}: {detail} ({seconds:.1f} s, " \
+                               f"{rss:.0f} MiB)"

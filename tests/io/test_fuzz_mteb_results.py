@@ -8,7 +8,7 @@ import os
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mteb_stratified.core.errors import InputError
@@ -97,3 +97,37 @@ def test_fuzz_corpus_replays(name):
     """Each kept input: InputError or a well-formed result, never another exception."""
     path = os.path.join(CORPUS, name)
     (_read_json if name.endswith(".json") else _read_csv)(path)
+
+
+NUMBERISH = st.text(alphabet="0123456789.eE+-_ \t\u0664\u00b2naifNIF", min_size=1, max_size=8)
+
+
+def _accepts(read, path):
+    try:
+        return read(path)
+    except InputError:
+        return None
+
+
+@FUZZ
+@given(NUMBERISH)
+@example("0.4_5")
+@example("\u0664")
+@example("1e400")
+def test_per_query_numbers_are_the_trec_grammar(text):
+    """One grammar for every file: a per-query CSV value is accepted exactly when a TREC run
+    accepts it as a score, and both read the same float (``0.4_5`` was read as 0.45 here and
+    refused there)."""
+    from mteb_stratified.io.files import read_run
+
+    cell = text.strip(" \t")
+    if not cell or " " in cell or "\t" in cell:
+        return  # a blank inside a TREC field splits it: not the same question
+    with tempfile.TemporaryDirectory() as folder:
+        csv_path = _write(folder, "T_per_query.csv", (
+            "hf_subset,hf_split,qid,measure,expected,min,max,oblivious,range,bias\n"
+            f"default,test,q1,nDCG@10,{cell},{cell},{cell},{cell},0,0\n").encode())
+        run_path = _write(folder, "run.trec", f"q1 Q0 d1 1 {cell} tag\n".encode())
+        got = _accepts(lambda p: read_per_query_csv(p, split="test")["expected"]["q1"], csv_path)
+        want = _accepts(lambda p: read_run(p)["q1"]["d1"], run_path)
+    assert got == want, f"{cell!r}: per-query CSV reads {got}, the TREC run reader {want}"

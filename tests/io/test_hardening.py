@@ -320,7 +320,7 @@ def test_gzip_bomb_is_refused(tmp_path, monkeypatch):
     path = write(tmp_path, "bomb.gz", data)
     monkeypatch.setattr(files, "GZIP_FLOOR_BYTES", 1 << 20)
     err = raises(read_run, path, "decompression bomb")
-    assert f"{len(data)} bytes compressed" in err.message and files.GZIP_RATIO_ENV in err.fix
+    assert "compressed bytes read" in err.message and files.GZIP_RATIO_ENV in err.fix
     # the keyword and the environment variable lift the guard
     assert read_run(path, max_gzip_ratio=1e6) == {"q1": {"d1": 0.5}}
     monkeypatch.setenv(files.GZIP_RATIO_ENV, "1e6")

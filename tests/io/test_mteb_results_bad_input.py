@@ -81,16 +81,16 @@ def test_a_nan_score_in_the_results_file_is_not_a_silent_match(tmp_path):
      "row has 7 fields, the header has 8"),
     (HEADER + _row("q1") + "default,test,q2,nDCG@10,0.5,0.5,0.5,0.5,9\n", 3,
      "row has 9 fields, the header has 8"),
-    (HEADER + _row("q1", e="abc"), 2, "non-numeric expected 'abc'"),
-    (HEADER + _row("q1", e="nan"), 2, "non-finite expected"),
-    (HEADER + _row("q1", e=0.5, lo=0.5, hi="inf"), 2, "non-finite max"),
+    (HEADER + _row("q1", e="abc"), 2, "expected 'abc' is not a number"),
+    (HEADER + _row("q1", e="nan"), 2, "expected is nan: NaN and infinity are not accepted"),
+    (HEADER + _row("q1", e=0.5, lo=0.5, hi="inf"), 2, "max is inf: NaN and infinity"),
     (HEADER + _row("q1") + _row("q1"), 3, "query 'q1' listed twice"),
     (HEADER + _row(""), 2, "empty qid"),
     (HEADER + _row("q1", e=0.9, lo=0.1, hi=0.5), 2, "are not in order"),
     (HEADER + _row("q1", e=0.3, lo=0.1, hi=0.5, o=0.7), 2, "are not in order"),
     # a quoted field over two lines: the line numbers still point at the right row
     (HEADER + 'default,test,"q\n1",nDCG@10,0.5,0.5,0.5,0.5\n' + _row("q2", e="x"), 4,
-     "non-numeric expected"),
+     "expected 'x' is not a number"),
     (HEADER + _row("q" * 200_000), 2, "corrupt per-query CSV"),
 ], ids=lambda v: repr(v)[-30:] if isinstance(v, str) else None)
 def test_bad_per_query_csv(tmp_path, body, line, message):
@@ -107,7 +107,7 @@ def test_per_query_csv_not_utf8_a_folder_and_a_bom(tmp_path):
     assert "not UTF-8" in _error(read_per_query_csv, path).message
     folder = tmp_path / "dir.csv"
     folder.mkdir()
-    assert "cannot read" in _error(read_per_query_csv, folder).message
+    assert "is a folder" in _error(read_per_query_csv, folder).message
     path.write_bytes(b"\xef\xbb\xbf" + (HEADER + _row("q1", 0.25)).encode())
     assert read_per_query_csv(path)["expected"] == {"q1": 0.25}
 

@@ -229,12 +229,14 @@ def _subset(data, split: str, task_name: str):
     max_d = os.environ.get(MAX_DOCS_ENV, "").strip()
     if not max_q and not max_d:
         return data
-    try:
-        nq = int(max_q) if max_q else None
-        nd = int(max_d) if max_d else None
-    except ValueError:
-        raise InputError(f"{MAX_QUERIES_ENV}={max_q!r} / {MAX_DOCS_ENV}={max_d!r} must be integers",
-                         fix=f"unset them for the full split, e.g. `unset {MAX_QUERIES_ENV}`") from None
+    from ...io.numbers import parse_integer
+
+    def count(text: str, name: str) -> int | None:
+        return parse_integer(text, f"environment variable {name}:", 1, 10**9,
+                             fix=f"set a positive integer, or unset it for the full split "
+                                 f"(unset {name})") if text else None
+
+    nq, nd = count(max_q, MAX_QUERIES_ENV), count(max_d, MAX_DOCS_ENV)
     queries, qrels, corpus = data.queries, data.qrels, data.corpus
     if nq is not None:
         keep = sorted(qrels)[:nq]
