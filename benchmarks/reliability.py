@@ -35,7 +35,8 @@ ROOT = os.path.dirname(HERE)
 
 #: Test modules whose tests each inject one fault (a server error, a damaged file, a kill).
 FAULT_SUITES = ("tests/llm/test_faults.py", "tests/llm/test_endpoint.py",
-                "tests/llm/test_cache_damage.py", "tests/io/test_lock.py")
+                "tests/llm/test_cache_damage.py", "tests/io/test_lock.py",
+                "tests/structure/test_llm.py")
 
 
 def _catalogue():

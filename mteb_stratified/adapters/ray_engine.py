@@ -164,12 +164,14 @@ class _AnswerWorker:
                 f"{WORKER_TAG} the worker on node {_node()} has prompt version "
                 f"{self.extractor.prompt_version!r}, the driver {prompt_version!r}")
 
-    def _answer(self, text: str) -> str:
-        """The record as JSON, or an ``{"error": ...}`` row for an endpoint that refused or
-        could not be reached (the driver raises it after storing the answers that came)."""
+    def _answer(self, text: str, partial: str = "") -> str:
+        """The record as JSON (re-asked from ``partial``, the driver's stored first answer, as
+        JSON or ""), or an ``{"error": ...}`` row for an endpoint that refused or could not be
+        reached (the driver raises it after storing the answers that came)."""
         from ..core.errors import EndpointError, InputError
         try:
-            return json.dumps(self.extractor.answer(text))
+            return json.dumps(self.extractor.answer(text, json.loads(partial) if partial
+                                                    else None))
         except InputError as exc:
             return json.dumps({"error": "input", "message": exc.message, "fix": exc.fix,
                                "node": _node()})
@@ -182,9 +184,10 @@ class _AnswerWorker:
         # each input row holds a group of keys and texts (one request per worker thread)
         keys = [str(k) for group in batch["key"] for k in group]
         texts = [str(t) for group in batch["text"] for t in group]
+        partials = [str(p) for group in batch["partial"] for p in group]
         before = self.extractor.usage()
         with ThreadPoolExecutor(max_workers=self.extractor.concurrency) as pool:
-            records = list(pool.map(self._answer, texts))
+            records = list(pool.map(self._answer, texts, partials))
         after = self.extractor.usage()
         delta = {k: after[k] - before.get(k, 0) for k in ("requests", "retries", "reasks")}
         return {"key": np.array(keys, dtype=object), "record": np.array(records, dtype=object),
@@ -393,6 +396,7 @@ class RayEngine:
         from ..structure.extraction import extract_rows
         waiting: dict = {}   # chunk index -> keys still missing
         owner: dict = {}     # key -> chunk indexes
+        partials: dict = {}  # key -> its partial record (a stored first answer) or None
         items = []
         for i, chunk in enumerate(chunks):
             missing = extractor.pending([texts[d] for d in chunk])
@@ -402,14 +406,16 @@ class RayEngine:
             waiting[i] = set()
             for key, text in missing:
                 waiting[i].add(key)
-                if key not in owner:
-                    items.append({"key": key, "text": text})
+                if key not in owner:  # a first answer being re-asked is re-asked from
+                    partials[key] = extractor.resume_point(key)
+                    items.append({"key": key, "text": text,
+                                  "partial": json.dumps(partials[key]) if partials[key] else ""})
                 owner.setdefault(key, []).append(i)
         if not items:
             return
         batch = max(1, extractor.concurrency)
-        grouped = [{"key": [it["key"] for it in items[s:s + batch]],
-                    "text": [it["text"] for it in items[s:s + batch]]}
+        grouped = [{name: [it[name] for it in items[s:s + batch]]
+                    for name in ("key", "text", "partial")}
                    for s in range(0, len(items), batch)]
         ds = self._map(self._dataset(grouped), _AnswerWorker, len(grouped),
                        fn_constructor_kwargs={"factory": worker_factory(extractor),
@@ -427,7 +433,7 @@ class RayEngine:
             if key in stored:  # a retried task's repeat: stored and counted once
                 continue
             stored.add(key)
-            extractor.store(key, record)
+            extractor.store(key, record, partials.get(key))
             for i in owner.get(key, []):
                 if i in waiting:
                     waiting[i].discard(key)

@@ -45,7 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                      help="completion limit per document (default: 512)")
     llm.add_argument("--retry-failed", action="store_true",
                      help="ask again for the documents whose answers failed (no usable JSON, "
-                          "rejected requests): their cached failures are cleared first")
+                          "rejected requests); what will be sent is printed before it is sent")
     g = p.add_argument_group("graph and clustering")
     g.add_argument("--clusters", choices=("documents", "entities"), default="documents",
                    help="the map: documents = Leiden clusters of the documents' k-NN graph "
@@ -161,12 +161,9 @@ def _build(args: argparse.Namespace, folder: str) -> int:
             concurrency=args.concurrency, max_tokens=args.max_tokens, timeout=args.timeout,
             max_retries=args.max_retries,
             cache_path=args.cache or os.path.join(args.out, "llm_cache.sqlite"),
-            price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress)
+            price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress,
+            retry_failed=args.retry_failed)
         extractor_params = {"model": extractor.model, "base_url": extractor.base_url}
-        if args.retry_failed:
-            n = extractor.cache.retry_failed()
-            print(f"--retry-failed: {n} failed answers cleared from {extractor.cache.path}; "
-                  "those documents are asked again", file=sys.stderr)
     config = StructureConfig(
         extractor=args.extractor, extractor_params=extractor_params,
         embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
@@ -180,7 +177,8 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         from ..adapters.ray_engine import RayEngine
         engine = RayEngine(args.address, workers=args.workers, embed_device=args.embed_device,
                            progress=not args.no_progress)
-    report = BuildReport()
+    # what the LLM will be sent, said before it is sent (and in the summary: llm_plan)
+    report = BuildReport(announce=lambda words: print(words, file=sys.stderr, flush=True))
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report,
                           keep_work=args.keep_work, retry_failed=args.retry_failed,
@@ -198,6 +196,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
                            for c in art.clusters[:10]]}
     if extractor is not None and hasattr(extractor, "usage"):
         summary["llm_usage"] = extractor.usage()
+        summary["llm_plan"] = report.llm_plan
     if engine is not None:
         summary["engine"] = engine.summary()
     if args.json:

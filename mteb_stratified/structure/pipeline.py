@@ -25,6 +25,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..core.errors import InputError
 from ..io.corpus_text import doc_text
@@ -107,12 +108,19 @@ class StructureConfig:
 
 @dataclass
 class BuildReport:
-    """What a build did: timings (seconds) and counts; not part of the artifact."""
+    """What a build did: timings (seconds) and counts; not part of the artifact.
+
+    ``llm_plan``: what the LLM extractor was to send, worked out before it sent anything
+    (:meth:`~.llm.LLMExtractor.plan` of the documents not checkpointed); ``announce``, when
+    given, is called with it in words at that moment (the CLI prints it).
+    """
 
     timings: dict = field(default_factory=dict)
     resumed_docs: int = 0
     extracted_docs: int = 0
     reused: bool = False
+    llm_plan: dict | None = None
+    announce: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
 
 def _validate(corpus: dict) -> dict:

@@ -10,7 +10,10 @@ Faults are queued and applied to the next ``POST .../chat/completions`` requests
 * ``"bad_json_content"`` / ``"garbage_content"``: forward upstream, then replace the message
   content with repairable JSON / with text that holds no JSON.
 
-``upstream`` counts the chat requests forwarded to the real server (the "paid" calls).
+``upstream`` counts the chat requests forwarded to the real server (the "paid" calls);
+``bodies`` keeps the body of every chat request received, in order.  With ``hold_after = K``,
+the requests that come once K have been let through are held, never forwarded (their bodies in
+``held``), until the proxy stops: a client killed then has exactly those requests in flight.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ class FaultProxy(LocalServer):
         self.received = 0        # chat requests received
         self.applied: list = []  # faults applied, in order
         self.synthetic: str | None = None  # answer content without calling upstream
+        self.bodies: list = []   # the body of every chat request received
+        self.hold_after: int | None = None
+        self.held: list = []     # bodies of the requests held (hold_after)
+        self.passed = 0          # requests let through while hold_after was set
+        self.release = threading.Event()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -99,9 +107,19 @@ class FaultProxy(LocalServer):
                 body = self.rfile.read(length)
                 with proxy.lock:
                     proxy.received += 1
-                    fault = proxy.faults.popleft() if proxy.faults else None
+                    proxy.bodies.append(body)
+                    hold = proxy.hold_after is not None and proxy.passed >= proxy.hold_after
+                    if hold:
+                        proxy.held.append(body)
+                    elif proxy.hold_after is not None:
+                        proxy.passed += 1
+                    fault = None if hold or not proxy.faults else proxy.faults.popleft()
                     if fault:
                         proxy.applied.append(fault)
+                if hold:
+                    proxy.release.wait(600)
+                    self.close_connection = True
+                    return None
                 if fault == "429":
                     return self._send(429, b'{"error":{"message":"rate limited"}}',
                                       {"Retry-After": "0"})
@@ -133,6 +151,10 @@ class FaultProxy(LocalServer):
                 return self._send(status, answer)
 
         self._serve(Handler)
+
+    def __exit__(self, *exc):
+        self.release.set()
+        super().__exit__(*exc)
 
 
 def _completion(content: str, model: str = "synthetic") -> bytes:

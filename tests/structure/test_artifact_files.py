@@ -64,7 +64,7 @@ BAD_METADATA = [
     pytest.param('{"format": ' * 100000 + "1" + "}" * 100000, "nested too deeply", 1,
                  id="deep"),
     ('{"format": "%s", "format": "%s"}' % (ARTIFACT_FORMAT, ARTIFACT_FORMAT), "twice", 1),
-    (_meta(bins=[["dispersion", [0.5, 0.75]]]), "bins must be a JSON object", None),
+    (_meta(bins=[["dispersion", [0.5, 0.75]]]), "bins is of the wrong type", None),
     (_meta(bins={"dispersion": [0.75, 0.5], "alignment": [0.2, 0.5]}), "bins.dispersion", None),
     (_meta(bins={"dispersion": [0.5, 0.75], "alignment": "0.2,0.5"}), "bins.alignment", None),
     (_meta(bins={"dispersion": [0.5, 0.75], "alignment": [0.2, 2.0]}), "bins.alignment", None),
@@ -94,12 +94,13 @@ TABLE_CASES = [
      2),
     ("doc_clusters", b'{"doc_id": "d1"}\n', "no 'weights' field", 1),
     ("doc_clusters", b'{"doc_id": "d1", "weights": {"0": "heavy"}}\n', "numbers", 1),
-    ("clusters", b'{"id": "0", "label": "x", "mass": 1}\n', "'id' has the wrong type", 1),
+    ("clusters", b'{"id": "0", "label": "x", "mass": 1}\n', "'id' is of the wrong type", 1),
     ("clusters", b'[1]\n', "must be a JSON object", 1),
-    ("entities", b'{"name": "x", "cluster": true}\n', "'cluster' has the wrong type", 1),
-    ("doc_entities", b'{"doc_id": "d1", "entities": [1]}\n', "list of names", 1),
+    ("entities", b'{"name": "x", "cluster": true}\n', "'cluster' is of the wrong type", 1),
+    ("doc_entities", b'{"doc_id": "d1", "entities": [1]}\n', "list of strings", 1),
     ("entities", b'\xff\xfe\n', "not UTF-8 text", 1),
-    ("entities", b'{"name": "x", "cluster": 0, "aliases": 5}\n', "'aliases' must be", 1),
+    ("entities", b'{"name": "x", "cluster": 0, "aliases": 5}\n', "'aliases' is of the wrong",
+     1),
 ]
 
 
@@ -147,8 +148,9 @@ HARDENED_CASES = [
     ("doc_clusters", '{"doc_id": "d1", "weights": {"²": 1.0}}\n'.encode(), "cluster ids", 1),
     ("doc_clusters", '{"doc_id": "d1", "weights": {"٣": 1.0}}\n'.encode(), "cluster ids", 1),
     ("doc_clusters", b'{"doc_id": "d1", "weights": {"0": 1.0, "0": 2.0}}\n', "'0' twice", 1),
-    ("clusters", b'{"id": 0, "label": "x", "mass": NaN}\n', "'mass' must be a finite", 1),
-    ("clusters", b'{"id": 0, "label": "x", "mass": Infinity}\n', "'mass' must be a finite", 1),
+    ("clusters", b'{"id": 0, "label": "x", "mass": NaN}\n', "'mass' is NaN: expected a finite",
+     1),
+    ("clusters", b'{"id": 0, "label": "x", "mass": Infinity}\n', "'mass' is Infinity", 1),
     ("entities", b'{"name": "x", "cluster": 0, "centrality": NaN}\n', "'centrality'", 1),
     pytest.param("entities", b'{"name": "x", "cluster": 0}\n' + b"[" * 100000
                  + b"]" * 100000 + b"\n", "nested too deeply", 2, id="deep-line"),
@@ -184,9 +186,10 @@ def test_a_decompression_bomb_table_is_refused(tmp_path, monkeypatch):
 def test_an_empty_table_has_no_rows(tmp_path):
     meta = {"format": ARTIFACT_FORMAT, "corpus": {"fingerprint": "sha256:x", "n_docs": 1},
             "extractor": {"kind": "offline", "init_params": {}}, "parameters": {}}
-    folder = StructureArtifact(meta, [], {"d1": []}, [], {"d1": {}}).save(str(tmp_path / "a"))
+    folder = StructureArtifact(meta, [], {"d1": []}, [{"id": 0, "label": "x", "mass": 0.0}],
+                               {"d1": {}}).save(str(tmp_path / "a"))
     art = StructureArtifact.load(folder)
-    assert art.clusters == [] and art.entities == [] and art.doc_cluster_weights == {"d1": {}}
+    assert art.entities == [] and art.doc_cluster_weights == {"d1": {}} and art.n_clusters == 1
 
 
 def test_a_metadata_json_that_is_a_folder_is_an_input_error(tmp_path, capsys):
@@ -208,7 +211,7 @@ def test_the_cli_names_the_line_of_a_nan_weight(tmp_path, capsys):
                  "--out", str(tmp_path / "o"), "--model", "m", "--api-key", "none",
                  "--base-url", "http://127.0.0.1:9/v1", "--no-progress"])
     err = capsys.readouterr().err
-    assert code == 2 and f"{path}:2: doc_clusters weights must map" in err
+    assert code == 2 and f"{path}:2: doc_clusters field 'weights' is" in err
     assert "fix: rebuild" in err and "Traceback" not in err
 
 

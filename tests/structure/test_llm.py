@@ -124,3 +124,117 @@ def test_unreachable_endpoint_is_a_clear_error(tmp_path):
     with pytest.raises(EndpointUnreachable, match="kept failing") as err:
         ex.extract(["doc"])
     assert "--base-url" in str(err.value) and "rerun to resume" in str(err.value)
+
+
+# -- issue #30, finding 7: each answer committed as it arrives; --retry-failed says what it sends
+def _is_reask(body: bytes) -> bool:
+    import json
+    return any(m["role"] == "assistant" for m in json.loads(body)["messages"])
+
+
+def test_a_first_answer_is_stored_before_its_reask_and_a_rerun_reasks_from_it(tmp_path):
+    """An interrupted re-ask (held by the proxy, never answered) leaves the first answer in the
+    cache as a partial record; a rerun re-asks from it and sends no first request again."""
+    import threading
+    import time
+    with FaultProxy(None) as proxy:
+        proxy.synthetic = GARBAGE
+        proxy.hold_after = 1  # the first answer comes; its re-ask is held
+        first = _extractor(proxy.url, tmp_path, timeout=30, max_retries=0)
+        ended: list = []
+
+        def interrupted():  # its held re-ask is cut when the proxy stops: it raises then
+            try:
+                first.extract(["a document"])
+            except Exception as exc:  # noqa: BLE001 - the "kill"
+                ended.append(exc)
+        thread = threading.Thread(target=interrupted, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not proxy.held:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert _is_reask(proxy.held[0])
+        cache = AnswerCache(str(tmp_path / "cache.sqlite"))
+        key = first._key("a document")
+        stored = cache.get(key)  # committed before the re-ask was sent
+        assert stored["status"] == "partial" and stored["first"] == GARBAGE
+        assert stored["calls"] == 1 and stored["prompt_tokens"] == 10
+        # the rerun (the first run "killed" with its re-ask in flight)
+        proxy.hold_after, proxy.synthetic = None, GOOD
+        rerun = _extractor(proxy.url, tmp_path)
+        plan = rerun.plan(["a document"])
+        assert plan == {"documents": 1, "cached": 0, "new": 0, "failed": 0, "partial": 1,
+                        "first_requests": 0}
+        n = len(proxy.bodies)
+        assert rerun.extract(["a document"]) == [[Entity("Vitamin D", "a nutrient")]]
+        sent = proxy.bodies[n:]
+        assert len(sent) == 1 and sent[0] == proxy.held[0]  # only the re-ask in flight, again
+        record = cache.get(key)
+        # the record's requests and tokens are the document's: both calls, across the runs
+        assert record["status"] == "ok" and record["calls"] == 2
+        assert record["prompt_tokens"] == 20
+        u = rerun.usage()
+        assert u["requests"] == 1 and u["reasks"] == 1 and u["cached"] == 0
+        assert u["cached_calls"] == 1
+    thread.join(30)
+    assert len(ended) == 1 and cache.get(key)["status"] == "ok"  # the cut run stored nothing
+
+
+def test_the_same_text_twice_in_a_batch_is_asked_once(tmp_path):
+    with FaultProxy(None) as proxy:
+        proxy.synthetic = GOOD
+        ex = _extractor(proxy.url, tmp_path, concurrency=2)
+        out = ex.extract(["same", "other", "same"])
+        assert out == [[Entity("Vitamin D", "a nutrient")]] * 3 and proxy.received == 2
+
+
+def _corpus(folder, n: int) -> str:
+    """``n`` real NFCorpus documents as a BEIR folder."""
+    import json
+    import os
+    from importlib import resources
+    from mteb_stratified.io.beir import load_corpus
+    corpus = load_corpus(str(resources.files("mteb_stratified") / "data" / "nfcorpus"))
+    os.makedirs(folder)
+    with open(os.path.join(folder, "corpus.jsonl"), "w", encoding="utf-8") as fh:
+        for doc_id in sorted(corpus)[:n]:
+            fh.write(json.dumps({"_id": doc_id, **corpus[doc_id]}) + "\n")
+    return str(folder)
+
+
+def test_retry_failed_says_what_it_will_send_then_sends_exactly_that(tmp_path, capsys):
+    """The finding: after a run in which every document failed, ``--retry-failed`` printed "8
+    failed answers cleared" and sent 40 requests.  Now it counts, before sending, the documents
+    of this corpus it will ask (failed before, never answered), and the server sees exactly
+    that many first requests."""
+    import json
+    from mteb_stratified.cli.main import main
+    folder = _corpus(tmp_path / "beir", 6)
+    with FaultProxy(None) as proxy:
+        def run(*extra, limit=None):
+            argv = ["structure", "--corpus", folder, "--out", str(tmp_path / "art"),
+                    "--extractor", "llm", "--base-url", proxy.url, "--model", "m",
+                    "--api-key", "none", "--cache", str(tmp_path / "cache.sqlite"),
+                    "--min-doc-freq", "1", "--min-cluster-size", "1", "--no-progress",
+                    "--json", "--bins-splits", "none", *extra]
+            n = len(proxy.bodies)
+            code = main(argv + (["--limit", str(limit)] if limit else []))
+            out, err = capsys.readouterr()
+            sent = proxy.bodies[n:]
+            return code, err, [b for b in sent if not _is_reask(b)], sent
+        proxy.synthetic = GARBAGE  # every answer without JSON: every document fails
+        code, err, firsts, sent = run(limit=2)  # a first run over 2 of the 6 documents
+        assert code == 2 and "failed for all" in err and "Traceback" not in err
+        assert "2 documents to ask (2 never answered): 2 first requests" in err
+        assert len(firsts) == 2 and len(sent) == 4  # each re-asked once
+        proxy.synthetic = GOOD
+        code, err, firsts, sent = run("--retry-failed")
+        assert ("6 documents to ask (4 never answered; 2 failed before, asked again "
+                "(--retry-failed)): 6 first requests") in err, err
+        assert len(firsts) == 6 and len(sent) == 6  # exactly what it said: no re-ask needed
+        assert "failed answers cleared" not in err
+        # a rerun has nothing to send, and says nothing of sending
+        code2, err, firsts, sent = run("--retry-failed")
+        assert sent == [] and "documents to ask" not in err
+    assert code == code2

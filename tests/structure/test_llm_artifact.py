@@ -67,9 +67,13 @@ def test_every_answer_failing_is_a_clear_error_then_retry_failed(beir, tmp_path,
         assert cli_main.main(_args(beir, out, good.url)) == 2
         assert good.count == 0
         capsys.readouterr()
-        assert cli_main.main(_args(beir, out, good.url, "--retry-failed")) == 0
+        # (no reference bins: no query is sent, every request is a document's)
+        assert cli_main.main(_args(beir, out, good.url, "--retry-failed", "--bins-splits",
+                                   "none")) == 0
         captured = capsys.readouterr()
-        assert "30 failed answers cleared" in captured.err
+        assert ("30 documents to ask (0 never answered; 30 failed before, asked again "
+                "(--retry-failed)): 30 first requests") in captured.err
         summary = json.loads(captured.out.strip().splitlines()[-1])
         assert summary["extraction_failures"] == 0 and summary["clusters"] >= 1
-        assert good.count >= 30
+        assert summary["llm_plan"]["first_requests"] == 30
+        assert good.count == 30 + summary["llm_usage"]["reasks"]  # what it said, and re-asks
