@@ -683,6 +683,9 @@ def run_bounded(case: Bounded, folder: str) -> tuple[str, str, float, float]:
             for a in case.argv]
     env = dict(os.environ, MTEB_STRATIFIED_MAX_GZIP_RATIO="")
     env.pop("MTEB_STRATIFIED_MAX_GZIP_RATIO")
+    # the child runs this tree's package (not an installed copy): the code the tests test
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
