@@ -7,10 +7,13 @@ scores (issue #28).
 For each grain (``--min-queries``, default ``1,50``: 1 is the fine clusters, the strata before
 the cluster tree; 50 the default evaluated grain) the strata are the artifact's cluster tree cut
 at that many queries (:mod:`mteb_stratified.stratification.grain`), and every test the strata
-block reports is simulated on the two runs' per-query nDCG@10 (:mod:`mteb_stratified.core
-.power`): the one-system heterogeneity and split-half tests (on B; Type I also on A), and for
-the pair the max-|z| and omnibus paired heterogeneity tests, the flip test, split-half of the
-differences and the per-stratum sign-flip tests.
+block reports is simulated on the runs' per-query nDCG@10 (:mod:`mteb_stratified.core.power`),
+for each pair of the two or more ``--run`` given (A given before B): the one-system
+heterogeneity (omnibus and Westfall–Young max-|z| per stratum) and split-half tests (on B;
+Type I also on A), and for the pair the max-|z| and
+omnibus paired heterogeneity tests, the flip test, split-half of the differences and the
+per-stratum sign-flip tests.  k runs make k(k-1)/2 studies (about 4 minutes each for NFCorpus
+test at the default draws on this 2-core machine).
 
 * Type I error: the share of ``--draws`` null draws (strata labels permuted among the queries)
   called significant at α = 0.05;
@@ -23,7 +26,8 @@ differences and the per-stratum sign-flip tests.
 ``--structure bundled`` is the NFCorpus artifact shipped in the package (its test queries'
 entities are bundled; other splits are extracted with the artifact's extractor).  The JSON
 holds, per grain and test, ``type1_error``, ``power`` keyed by share then effect, and ``mde``
-keyed by share.  The runs of ``benchmarks/nfcorpus_runs.py`` are the ones measured in the
+keyed by share: for the first pair at the top level (``a``, ``b``, ``grains``), and with three
+or more runs for every pair under ``pairs``.  The runs of ``benchmarks/nfcorpus_runs.py`` are the ones measured in the
 README.
 """
 
@@ -62,18 +66,22 @@ def load_strata(data_dir: str, structure: str, split: str):
     return art, data, strata_for_dataset(art, data, check_corpus=False)
 
 
-def two_runs(specs) -> list | None:
-    """``[(name, path), (name, path)]`` of two ``--run NAME=TREC`` options (None: an error was
-    printed)."""
+def parse_runs(specs) -> list | None:
+    """``[(name, path), ...]`` of two or more ``--run NAME=TREC`` options with distinct names
+    (None: an error was printed)."""
     runs = []
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             print(f"--run {spec!r}: give NAME=TREC_FILE", file=sys.stderr)
             return None
+        if name in dict(runs):
+            print(f"--run {name}: that name is given twice", file=sys.stderr)
+            return None
         runs.append((name, path))
-    if len(runs) != 2:
-        print("give exactly two --run NAME=TREC_FILE (A, then B)", file=sys.stderr)
+    if len(runs) < 2:
+        print("give two or more --run NAME=TREC_FILE (each pair is studied: gaps are planted "
+              "in the later one)", file=sys.stderr)
         return None
     return runs
 
@@ -95,6 +103,17 @@ def per_query(data, strata, runs: list, measure: str) -> dict:
     return out
 
 
+def _grains(text: str) -> list[int]:
+    """``--min-queries M[,M...]``: integers >= 1 (argparse's exit 2 with the range)."""
+    try:
+        grains = [int(m) for m in text.split(",")]
+    except ValueError:
+        grains = []
+    if not grains or min(grains) < 1:
+        raise argparse.ArgumentTypeError(f"give integers >= 1, comma-separated, got {text!r}")
+    return grains
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,8 +121,9 @@ def main(argv=None) -> int:
     ap.add_argument("--structure", default="bundled", help="artifact folder, or bundled")
     ap.add_argument("--split", default="test", help="evaluated split (default: test)")
     ap.add_argument("--run", action="append", required=True, metavar="NAME=TREC",
-                    help="a run; give two (A first, B second: gaps are planted in B)")
-    ap.add_argument("--min-queries", default="1,50", metavar="M[,M...]",
+                    help="a run; give two or more: every pair (A given before B) is studied, "
+                         "gaps planted in B")
+    ap.add_argument("--min-queries", type=_grains, default="1,50", metavar="M[,M...]",
                     help="grains: the tree cut at these minimum stratum sizes (default: 1,50)")
     ap.add_argument("--measure", default="nDCG@10")
     ap.add_argument("--draws", type=int, default=1000, help="draws per setting (default 1000)")
@@ -116,43 +136,65 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from mteb_stratified.core import InputError
-    from mteb_stratified.core.power import TESTS, power_study
     from mteb_stratified.stratification import evaluated_strata
 
     t0 = time.perf_counter()
-    runs = two_runs(args.run)
+    runs = parse_runs(args.run)
     if runs is None:
         return 2
     try:
-        grains = [int(m) for m in args.min_queries.split(",")]
         art, data, strata = load_strata(args.data, args.structure, args.split)
         vals = per_query(data, strata, runs, args.measure)
-        (a_name, _), (b_name, _) = runs
-        out = {"data": args.data, "split": args.split, "structure": args.structure,
-               "measure": args.measure, "a": a_name, "b": b_name,
-               "n_queries": strata.n_queries, "draws": args.draws,
-               "grid_draws": args.grid_draws, "resamples": args.resamples, "grains": {}}
-        for m in grains:
-            t = time.perf_counter()
-            ev = evaluated_strata(strata, art, min_queries=m)
-            labels = ev.strata.primary.tolist()
-            study = power_study(vals[a_name], vals[b_name], labels, n_draws=args.draws,
-                                grid_draws=args.grid_draws, n_resamples=args.resamples,
-                                seed=args.seed)
-            g = study.to_dict()
-            g["min_queries"] = m
-            g["strata"] = [(s["name"], s["n"]) for s in ev.describe()["strata"]]
-            g["seconds"] = round(time.perf_counter() - t, 1)
-            out["grains"][str(m)] = g
+        labels = {m: evaluated_strata(strata, art, min_queries=m) for m in args.min_queries}
+        pairs = [(runs[i][0], runs[j][0]) for i in range(len(runs))
+                 for j in range(i + 1, len(runs))]
+        studies = [study_pair(vals, a, b, labels, args) for a, b in pairs]
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-
+    # the first pair at the top level (the JSON of two runs); every pair under "pairs"
+    out = {"data": args.data, "split": args.split, "structure": args.structure,
+           "measure": args.measure, "runs": [name for name, _ in runs],
+           "n_queries": strata.n_queries, "draws": args.draws, "grid_draws": args.grid_draws,
+           "resamples": args.resamples, **studies[0],
+           "pairs": studies if len(studies) > 1 else None,
+           "seconds": round(time.perf_counter() - t0, 1)}
     print(f"# strata power: {args.data} {args.split}, {strata.n_queries} queries, "
-          f"A = {a_name}, B = {b_name} (gaps planted in B), {args.draws} draws "
-          f"({args.grid_draws} off the three effects), {args.resamples} permutations")
-    for m, g in out["grains"].items():
+          f"{len(runs)} runs ({len(pairs)} pairs), {args.draws} draws ({args.grid_draws} off "
+          f"the three effects), {args.resamples} permutations")
+    for study in studies:
+        print_pair(study)
+    print(f"\n({out['seconds']} s)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=1)
+    return 0
+
+
+def study_pair(vals: dict, a_name: str, b_name: str, evaluated: dict, args) -> dict:
+    """The power study of one pair at each grain: ``{"a", "b", "grains": {m: ...}}``."""
+    from mteb_stratified.core.power import power_study
+
+    out = {"a": a_name, "b": b_name, "grains": {}}
+    for m, ev in evaluated.items():
+        t = time.perf_counter()
+        study = power_study(vals[a_name], vals[b_name], ev.strata.primary.tolist(),
+                            n_draws=args.draws, grid_draws=args.grid_draws,
+                            n_resamples=args.resamples, seed=args.seed)
+        g = study.to_dict()
+        g["min_queries"] = m
+        g["strata"] = [(s["name"], s["n"]) for s in ev.describe()["strata"]]
+        g["seconds"] = round(time.perf_counter() - t, 1)
+        out["grains"][str(m)] = g
+    return out
+
+
+def print_pair(study: dict) -> None:
+    """One pair's table per grain."""
+    from mteb_stratified.core.power import TESTS
+
+    print(f"\n# A = {study['a']}, B = {study['b']} (gaps planted in B)")
+    for m, g in study["grains"].items():
         sizes = g["strata_sizes"]
         print(f"\n## --min-queries {m}: {g['n_strata']} strata with queries (sizes "
               f"{sizes[:8]}{' …' if len(sizes) > 8 else ''}; {g['seconds']} s)")
@@ -165,11 +207,6 @@ def main(argv=None) -> int:
             row10 = " / ".join(_fmt(p10[e], 2) for e in ("0.05", "0.1", "0.2"))
             print(f"{t:<23} {r['type1_error']:7.3f} {_fmt(r['type1_error_a']):>6}  "
                   f"{row:<18} | {row10:<18}   {_fmt(r['mde']['0.2'])} / {_fmt(r['mde']['0.1'])}")
-    print(f"\n({out['seconds']} s)")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(out, fh, indent=1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -47,6 +47,8 @@ __all__ = ["TESTS", "EFFECTS", "SHARES", "EFFECT_GRID", "TARGET_POWER", "planted
 #: The tests studied, in report order: (name, what it tests).
 TESTS = {
     "heterogeneity": "one system (B): omnibus SSB of its scores across strata",
+    "stratum_max_z": "one system (B): max-|z| of one stratum against the rest "
+                     "(Westfall–Young per stratum)",
     "split_half": "one system (B): split-half reliability of its stratum means",
     "paired_max_z": "the difference A − B: max-|z| of one stratum against the rest",
     "paired_omnibus": "the difference A − B: omnibus SSB across strata",
@@ -55,6 +57,8 @@ TESTS = {
     "stratum_differences": "A − B ≠ 0 in some stratum: sign-flip z per stratum, "
                            "Westfall–Young",
 }
+#: The tests of one system's scores (B; their Type I error is measured on A's too).
+_ONE_SYSTEM = ("heterogeneity", "stratum_max_z", "split_half")
 EFFECTS = (0.05, 0.10, 0.20)
 SHARES = (0.20, 0.10)
 EFFECT_GRID = (0.025, 0.05, 0.075, 0.10, 0.15, 0.20, 0.30, 0.40)
@@ -168,9 +172,9 @@ def _rates(test, A, Bm, labels, n_resamples, alpha, min_size, rng) -> float:
                                    n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES), seed=seed)
             rej = np.nan_to_num(p, nan=1.0) <= alpha
         else:
-            stat = {"heterogeneity": "omnibus", "paired_max_z": "max_z",
-                    "paired_omnibus": "omnibus", "flip": "flip"}[test]
-            y = b if test == "heterogeneity" else a - b
+            stat = {"heterogeneity": "omnibus", "stratum_max_z": "max_z",
+                    "paired_max_z": "max_z", "paired_omnibus": "omnibus", "flip": "flip"}[test]
+            y = b if test in _ONE_SYSTEM else a - b
             rej = permutation_pvalues(y, labels, stat, n_resamples=n_resamples,
                                       min_size=min_size, seed=seed) <= alpha
         hits += int(np.sum(rej))
@@ -211,7 +215,7 @@ def power_study(a, b, labels, *, tests=tuple(TESTS), effects=EFFECTS, shares=SHA
     for t in tests:
         A, Bm = swapped if t == "stratum_differences" else null
         type1[t] = _rates(t, A, Bm, labels, n_resamples, alpha, min_size, rng)
-        if t in ("heterogeneity", "split_half"):   # the same test on system A's scores
+        if t in _ONE_SYSTEM:   # the same test on system A's scores
             type1_a[t] = _rates(t, Bm, A, labels, n_resamples, alpha, min_size, rng)
         power[t], mde[t] = {}, {}
         for s in shares:

@@ -95,6 +95,13 @@ def test_stratify_writes_the_per_query_strata_table(tmp_path, qids):
             assert r["dispersion_bin"] == "N/A"
     na_many = [r for r in kept if r["dispersion_bin"] == "N/A" and int(r["n_relevant"]) > 1]
     assert len(na_many) <= 3
+    # every stratified query names its evaluated stratum (with 40 scored queries and
+    # --min-queries 50, the top of the tree), and each fine cluster lies in exactly one
+    assert all(r["evaluated_stratum"] for r in kept)
+    home: dict = {}
+    for r in kept:
+        assert home.setdefault(r["cluster"], r["evaluated_stratum"]) == r["evaluated_stratum"]
+        assert r["evaluated_label"]
 
 
 def test_stratify_per_query_path_and_out(tmp_path, qids):

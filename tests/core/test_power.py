@@ -40,12 +40,14 @@ def test_type1_error_at_alpha_and_power_rising_with_the_gap():
     labels = np.repeat(np.arange(6), [70, 60, 55, 50, 45, 40]).tolist()
     b = _scores(rng, len(labels))
     a = np.clip(b + rng.normal(0, 0.15, b.size), 0, 1)
-    study = power_study(a, b, labels, tests=("paired_max_z", "heterogeneity"),
+    study = power_study(a, b, labels, tests=("paired_max_z", "heterogeneity", "stratum_max_z"),
                         effects=(0.05, 0.2), shares=(0.2,), grid=(0.1,), n_draws=400,
                         n_resamples=199, seed=2)
-    for t in ("paired_max_z", "heterogeneity"):
+    for t in ("paired_max_z", "heterogeneity", "stratum_max_z"):
         assert 0.02 <= study.type1_error[t] <= 0.085, study.type1_error
         assert study.power[t][0.2][0.2] > study.power[t][0.2][0.05] > study.type1_error[t] - 0.03
+    # the one-system tests are also checked on A's scores
+    assert 0.02 <= study.type1_error_a["stratum_max_z"] <= 0.085
     assert study.power["paired_max_z"][0.2][0.2] > 0.95
     assert study.mde["paired_max_z"][0.2] is not None
     d = study.to_dict()
