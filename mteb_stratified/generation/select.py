@@ -26,9 +26,13 @@ favoured on queries taken from it: the command warns when ``train`` is in the po
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 
 from ..core import InputError
+from ..core.errors import InputWarning
 from .loop import GenerationConfig, GenerationResult, coverage_start, rank_targets
 from .output import GENERATED_SPLIT, SELECTED_SPLIT
 
@@ -46,18 +50,42 @@ def pool_splits(folder: str, split: str, requested=None) -> list[str]:
 
     have = [s for s in qrels_splits(folder) if s not in _NOT_POOLS]
     if requested is None:
-        return [s for s in have if s != split]
-    out = []
-    for s in requested:
-        if s == split:
-            raise InputError(f"--pool-splits {s}: that is the evaluated split (--split)",
-                             source=folder, fix="pool from another split: "
-                             + (", ".join(x for x in have if x != split) or "none exists"))
-        if s not in have:
-            raise InputError(f"--pool-splits {s}: the dataset has no split {s!r} with qrels",
-                             source=folder, fix=f"choose among {', '.join(have) or 'none'}")
-        out.append(s)
+        out = [s for s in have if s != split]
+    else:
+        out = []
+        for s in requested:
+            if s == split:
+                raise InputError(f"--pool-splits {s}: that is the evaluated split (--split)",
+                                 source=folder, fix="pool from another split: "
+                                 + (", ".join(x for x in have if x != split) or "none exists"))
+            if s not in have:
+                raise InputError(f"--pool-splits {s}: the dataset has no split {s!r} with "
+                                 "qrels", source=folder,
+                                 fix=f"choose among {', '.join(have) or 'none'}")
+            out.append(s)
+    for s in out:  # read now, before any output: a pool without judgments names the others
+        _check_judged(folder, s, [x for x in have if x not in (s, split)])
     return out
+
+
+def _check_judged(folder: str, split: str, others: list) -> None:
+    """An :class:`InputError` naming ``folder/qrels/<split>.tsv[.gz]`` and the ``others``
+    when that file holds no usable judgment."""
+    from ..io.files import read_qrels
+
+    qdir = os.path.join(folder, "qrels")
+    path = next((os.path.join(qdir, split + ext) for ext in (".tsv", ".tsv.gz")
+                 if os.path.exists(os.path.join(qdir, split + ext))), None)
+    if path is None:
+        return
+    try:
+        with warnings.catch_warnings():  # (read again later, where its warnings are shown)
+            warnings.simplefilter("ignore", InputWarning)
+            read_qrels(path)
+    except InputError as exc:
+        raise InputError(f"pool split {split!r}: {exc.message}", source=exc.source,
+                         line=exc.line, fix=f"{exc.fix}; or pool from another split with "
+                         f"--pool-splits ({', '.join(others) or 'none exists'})") from None
 
 
 def _check_disjoint(dataset, pools: dict) -> None:

@@ -130,6 +130,20 @@ def test_missing_pool_names_the_splits_that_exist(slice_paths, tmp_path, capsys)
     assert "choose among dev, test" in _error(capsys)
 
 
+def test_a_pool_split_without_judgments_is_a_clear_error(slice_paths, tmp_path, capsys):
+    """A pool split whose qrels file holds only its header: exit 2 naming that file, before
+    any output is written."""
+    folder, structure = slice_paths
+    bad = tmp_path / "bad"
+    shutil.copytree(folder, bad)
+    (bad / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    assert _select(str(bad), structure, tmp_path / "o", "--pool-splits", "train") == 2
+    err = _error(capsys)
+    assert f"{bad / 'qrels' / 'train.tsv'}: pool split 'train': no judgments" in err
+    assert "--pool-splits (dev)" in err  # the split that could be pooled instead
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_pool_that_shares_query_ids_with_the_evaluated_split(slice_paths, tmp_path, capsys):
     folder, structure = slice_paths
     bad = tmp_path / "bad"
