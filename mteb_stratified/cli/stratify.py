@@ -246,18 +246,15 @@ def check_options(args) -> None:
                                  "bundled NFCorpus)")
 
 
-_CONTEXT: dict = {}
-
-
 def load_context(args):
-    """(artifact, dataset, strata) for the structure and dataset given on the command line
-    (cached per process, so repeated in-process calls do not re-extract query entities)."""
-    key = (args.structure, args.dataset, args.split, args.alignment, args.base_url, args.model,
-           args.cache, args.embedding_model, query_cache_path(args))
-    if key not in _CONTEXT:
-        _CONTEXT.clear()
-        _CONTEXT[key] = _load_context(args)
-    return _CONTEXT[key]
+    """(artifact, dataset, strata) for the structure, dataset and endpoint flags:
+    :func:`mteb_stratified.stratification.load_context`, kept for the process."""
+    from ..stratification import load_context as load
+
+    endpoint = (endpoint_settings(args, cache_path=query_cache_path(args))
+                if args.structure is not None else None)
+    return load(args.structure, args.dataset, split=args.split, alignment=args.alignment,
+                embedding_model=args.embedding_model, endpoint=endpoint, notify=notify)
 
 
 def query_cache_path(args) -> str:
@@ -266,34 +263,6 @@ def query_cache_path(args) -> str:
     pre-filled cache that would decide the entities, and may be read-only)."""
     folder = args.out if getattr(args, "out_is_folder", False) and args.out else user_cache_dir()
     return os.path.join(folder, "llm_cache.sqlite")
-
-
-def _load_context(args):
-    from ..io import bundled_path, load_beir
-    from ..structure.artifact import StructureArtifact
-
-    if args.structure is None and args.dataset is None and args.split == "test":
-        # the bundled NFCorpus test queries' entities and soft J are precomputed: no
-        # extractor or model runs
-        from ..stratification.bundled import bundled_strata
-
-        artifact, strata = bundled_strata("nfcorpus", "test", args.alignment)
-        return artifact, load_beir(bundled_path("nfcorpus"), "test"), strata
-    from ..stratification import strata_for_dataset
-
-    art = (StructureArtifact.bundled("nfcorpus") if args.structure is None
-           else StructureArtifact.load(args.structure))
-    art.allow_embedding_model(args.embedding_model)
-    if args.alignment == "soft":
-        art.embedding_model  # a model the user did not allow is refused before any extraction
-    if args.structure is not None:
-        art.use_endpoint(endpoint_settings(args, cache_path=query_cache_path(args)),
-                         notify=notify)
-    folder = args.dataset or bundled_path("nfcorpus")
-    data = load_beir(folder, args.split)
-    art.check_corpus(data.corpus, source=folder)
-    return art, data, strata_for_dataset(art, data, check_corpus=False,
-                                         alignment=args.alignment)
 
 
 def run(args: argparse.Namespace) -> int:

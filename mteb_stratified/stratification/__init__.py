@@ -13,12 +13,15 @@ this package joins them to a structure artifact and a BEIR dataset.
 * :mod:`.block` — the JSON-ready strata block, its flat MTEB keys, decision stability;
 * :mod:`.pairs` — the paired question: where one system beats another, beyond chance;
 * :mod:`.power` — the minimum detectable effect of a test on the evaluated strata;
-* :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time.
+* :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time;
+* :mod:`.context` — (artifact, dataset, strata) for a structure, a dataset and a split, loaded
+  once per process: what ``stratify`` and ``report`` map their flags onto.
 """
 
 from .bins import ALIGNMENTS, SOFT_TAU, check_alignment, corpus_bins
 from .block import (INTERVAL_RULE, align_strata, flat_strata_scores,
                     stability_summary, stratified_summary)
+from .context import Context, load_context
 from .dataset import GENERATED_APART, gate_verdict, split_origin, strata_for_dataset
 from .grain import DEFAULT_MIN_QUERIES, EvaluatedStrata, evaluated_strata
 from .pairs import paired_summary
@@ -29,4 +32,4 @@ __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
            "flat_strata_scores", "stability_summary", "stratified_summary", "ALIGNMENTS",
            "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset",
            "DEFAULT_MIN_QUERIES", "EvaluatedStrata", "evaluated_strata", "paired_summary",
-           "GENERATED_APART", "split_origin", "gate_verdict"]
+           "GENERATED_APART", "split_origin", "gate_verdict", "Context", "load_context"]
