@@ -29,7 +29,7 @@ from ..generation.loop import DEFAULT_MSC_SHARE
 from ..core.rng import MAX_SEED
 from ..io.outputs import output_dir
 from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least, print_json
-from .stratify import endpoint_settings, notify
+from ._strata_args import endpoint_settings, notify
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -20,8 +20,7 @@ import os
 from ..core import InputError
 from ..io.outputs import atomic_write, output_file
 from ._args import HelpFormatter
-from .stratify import add_common, check_options, expand_results, load_context, read_values, \
-    resolve_inputs
+from ._strata_args import add_common, check_options, load_context
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -62,7 +61,7 @@ def collect_systems(args) -> list:
 
     ``loader(qrels)`` returns the per-query values (a TREC run is evaluated then).
     """
-    from ..io.mteb_results import read_per_query_csv
+    from ..io.mteb_results import expand_results, read_per_query_csv, read_values, resolve_inputs
 
     systems = []
     for spec in args.results:
@@ -73,14 +72,15 @@ def collect_systems(args) -> list:
                                  "CSV or a TREC run")
         low = path.lower()
         if os.path.isdir(path) or low.endswith(".json"):
-            items = resolve_inputs(expand_results([path], args.task), args)
+            items = resolve_inputs(expand_results([path], args.task),
+                                   prediction_folder=args.prediction_folder)
             if name is not None and len(items) > 1:
                 raise InputError(f"{path} holds {len(items)} results of {args.task} "
                                  f"({', '.join(i.model for i in items)}), so one name cannot "
                                  "stand for them", fix="name each TaskResult file: NAME=FILE, "
                                                        "or leave NAME= out (model names)")
             for item in items:
-                vals = read_values(item, args)
+                vals = read_values(item, args.measure, split=args.split)
                 systems.append((name or item.model, lambda qrels, v=vals: v))
         elif low.endswith(".csv"):
             vals = read_per_query_csv(path, args.measure, split=args.split)

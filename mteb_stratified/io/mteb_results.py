@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import InputError
@@ -36,7 +37,8 @@ from .numbers import parse_number
 
 __all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
-           "check_task_name", "check_matches_results", "PER_QUERY_KEYS"]
+           "check_task_name", "check_matches_results", "PER_QUERY_KEYS", "ResultsInput",
+           "expand_results", "resolve_inputs", "read_values", "copy_target"]
 
 #: The tie-aware values of one measure and query in the per-query CSV.
 PER_QUERY_KEYS = ("expected", "min", "max", "oblivious")
@@ -398,3 +400,94 @@ def check_matches_results(values: dict, task_result: dict, score_key: str, *, sp
             "the CSV comes from another run", source=per_query_path,
             fix="re-run mteb with --prediction-folder, or pass the CSV of this run with "
                 "--per-query / --prediction-folder")
+
+
+# -- the inputs of stratify and report: results files, their per-query CSVs and copies ------
+@dataclass(frozen=True)
+class ResultsInput:
+    """One TaskResult file with its model and the per-query CSV that belongs to it."""
+
+    path: str
+    data: dict
+    model: str
+    revision: str
+    per_query: str
+
+
+def expand_results(specs, task: str) -> list[str]:
+    """Result files for the RESULTS arguments: a folder stands for every ``task`` TaskResult
+    under it (mteb layout), a file for itself."""
+    out: list[str] = []
+    for spec in specs:
+        if os.path.isdir(spec):
+            found, other, unreadable = [], set(), []
+            for path in task_result_files(spec):
+                try:
+                    name = load_task_result(path)["task_name"]
+                except InputError as exc:  # the folder may hold other JSON files
+                    unreadable.append(exc)
+                    continue
+                if name == task:
+                    found.append(str(path))
+                else:
+                    other.add(str(name))
+            if not found:
+                why = ""
+                if other:
+                    why += f" (it holds results of {', '.join(sorted(other))})"
+                if unreadable:  # a corrupt result of this task must not hide behind "none"
+                    why += (f"; {len(unreadable)} JSON file(s) could not be read, e.g. "
+                            f"{str(unreadable[0]).splitlines()[0]}")
+                raise InputError(f"no {task} results under {spec}{why}",
+                                 fix="give the --output-folder of an mteb run of this task, "
+                                     "or choose another one with --task")
+            out.extend(found)
+        elif not os.path.exists(spec):
+            raise InputError("results file not found", source=spec,
+                             fix="give <Task>.json of an mteb run, or its --output-folder")
+        else:
+            out.append(spec)
+    return out
+
+
+def resolve_inputs(paths, per_query=None, *, prediction_folder=None) -> list[ResultsInput]:
+    """Load each results file and locate its per-query CSV (cheap: no structure, no model):
+    ``per_query[i]`` when given (one per file, in order), else :func:`find_per_query` (with
+    mteb's ``prediction_folder`` when given)."""
+    if per_query is not None and len(per_query) != len(paths):
+        raise InputError(f"{len(per_query)} --per-query files for {len(paths)} results files",
+                         fix="give one per-query CSV per results file, in the same order")
+    out = []
+    for i, path in enumerate(paths):
+        data = load_task_result(path)
+        model, revision = model_of(path)
+        csv_path = per_query[i] if per_query else find_per_query(
+            path, check_task_name(data["task_name"], source=path), model=model, revision=revision,
+            prediction_folder=prediction_folder)
+        if not os.path.isfile(csv_path):
+            raise InputError("per-query file not found", source=csv_path,
+                             fix="give the <Task>_per_query.csv of this run")
+        out.append(ResultsInput(path, data, model, revision, csv_path))
+    return out
+
+
+def read_values(item: ResultsInput, measure: str, *, split: str) -> dict:
+    """The item's per-query values of ``measure`` on ``split``, checked against its results
+    file (:func:`check_matches_results`)."""
+    from ..naming import mteb_key
+
+    vals = read_per_query_csv(item.per_query, measure, split=split, model=item.model,
+                              revision=item.revision)
+    check_matches_results(vals, item.data, mteb_key(measure), split=split,
+                          per_query_path=item.per_query, results_path=item.path)
+    return vals
+
+
+def copy_target(results_path: str, out: str) -> str:
+    """Where ``-o/--out`` writes a results file's copy: its path below mteb's output folder
+    (``results/<model>/<revision>/<Task>.json``) under ``out``, so the copies form an output
+    folder of their own; a file outside that layout goes to ``out/<file name>``."""
+    root = output_folder_of(results_path)
+    rel = (os.path.relpath(os.path.abspath(results_path), root) if root is not None
+           else os.path.basename(results_path))
+    return os.path.join(out, rel)

@@ -172,7 +172,7 @@ def test_a_pre_filled_cache_in_the_artifact_is_never_read(tmp_path, env, theirs,
 
 
 def test_the_user_cache_folder_follows_xdg_cache_home(monkeypatch, tmp_path):
-    from mteb_stratified.cli.stratify import user_cache_dir
+    from mteb_stratified.cli._strata_args import user_cache_dir
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert user_cache_dir() == str(tmp_path / "c" / "mteb-stratified")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG rule: absolute only
