@@ -10,10 +10,11 @@ at that many queries (:mod:`mteb_stratified.stratification.grain`), and every te
 block reports is simulated on the runs' per-query nDCG@10 (:mod:`mteb_stratified.core.power`),
 for each pair of the two or more ``--run`` given (A given before B): the one-system
 heterogeneity (omnibus and Westfall–Young max-|z| per stratum) and split-half tests (on B;
-Type I also on A), and for the pair the max-|z| and
-omnibus paired heterogeneity tests, the flip test, split-half of the differences and the
-per-stratum sign-flip tests.  k runs make k(k-1)/2 studies (about 4 minutes each for NFCorpus
-test at the default draws on this 2-core machine).
+Type I also on A), and for the pair the max-|z| and omnibus paired heterogeneity tests, the
+flip test, split-half of the differences and the per-stratum sign-flip tests.  k runs make
+k(k-1)/2 studies (about 5 minutes each for NFCorpus test at the default draws on this 2-core
+machine).  Run it with the package of this tree on the path (``PYTHONPATH=.``) to measure this
+tree rather than an installed copy.
 
 * Type I error: the share of ``--draws`` null draws (strata labels permuted among the queries)
   called significant at α = 0.05;
@@ -27,8 +28,8 @@ test at the default draws on this 2-core machine).
 entities are bundled; other splits are extracted with the artifact's extractor).  The JSON
 holds, per grain and test, ``type1_error``, ``power`` keyed by share then effect, and ``mde``
 keyed by share: for the first pair at the top level (``a``, ``b``, ``grains``), and with three
-or more runs for every pair under ``pairs``.  The runs of ``benchmarks/nfcorpus_runs.py`` are the ones measured in the
-README.
+or more runs for every pair under ``pairs``.  The runs of ``benchmarks/nfcorpus_runs.py`` are
+the ones measured in the README.
 """
 
 from __future__ import annotations

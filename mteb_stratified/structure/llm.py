@@ -269,11 +269,9 @@ class LLMExtractor:
         those of the ``partial`` record it re-asked from, paid before)."""
         self._put(key, record)
         self._stored.add(key)
-        before = partial or {}
-        self.endpoint.count(
-            prompt_tokens=int(record["prompt_tokens"] or 0) - int(before.get("prompt_tokens") or 0),
-            completion_tokens=int(record["completion_tokens"] or 0)
-            - int(before.get("completion_tokens") or 0))
+        paid = {k: int(record[k] or 0) - int((partial or {}).get(k) or 0)
+                for k in ("prompt_tokens", "completion_tokens")}
+        self.endpoint.count(**paid)
 
     def worker_factory(self):
         """A picklable maker of this extractor's twin in a worker: the same endpoint and
