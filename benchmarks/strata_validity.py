@@ -98,10 +98,10 @@ def main(argv=None) -> int:
     for name, y in ((a_name, a), (b_name, b), (f"{a_name} − {b_name}", a - b)):
         het = heterogeneity_test(y, labels, n_resamples=args.resamples, seed=args.seed)
         sh = split_half_reliability(y, labels, seed=args.seed)
-        chance[name] = {"omnibus_p": het.p_value, "eta_squared": het.eta_squared,
+        chance[name] = {"omnibus_p": het.pvalue, "eta_squared": het.eta_squared,
                         "null_eta_squared": het.null_eta_squared, "split_half": sh.to_dict()}
     paired = paired_heterogeneity_test(a, b, labels, n_resamples=args.resamples, seed=args.seed)
-    chance[f"{a_name} − {b_name}"]["max_z_p"] = paired.p_value
+    chance[f"{a_name} − {b_name}"]["max_z_p"] = paired.pvalue
     if list(soft.queries) != list(strata.queries):
         raise RuntimeError("the exact and soft strata stratified different queries")
     alignment = {}

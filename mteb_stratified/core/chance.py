@@ -288,13 +288,35 @@ def permutation_pvalues(Y, labels, statistic: str = "omnibus", *, n_resamples: i
 # one system: heterogeneity
 # ---------------------------------------------------------------------------------------------
 
+class _TestResult:
+    """scipy-style access to a test result: ``statistic`` and ``pvalue`` attributes, and
+    ``statistic, pvalue = result`` unpacks as scipy's results do.  ``p_value`` is the same
+    figure under its older name, the key the JSON files keep (:meth:`to_dict`)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        return iter((self.statistic, self.pvalue))
+
+    @property
+    def p_value(self) -> float:
+        return self.pvalue
+
+
+def _json_keys(d: dict) -> dict:
+    """A result's fields under the keys the JSON files have always used (``p_value``,
+    ``omnibus_p_value``)."""
+    return {{"pvalue": "p_value", "omnibus_pvalue": "omnibus_p_value"}.get(k, k): v
+            for k, v in d.items()}
+
+
 @dataclass(frozen=True)
-class HeterogeneityResult:
+class HeterogeneityResult(_TestResult):
     """A permutation test of stratum heterogeneity (see the module docstring).
 
     ``eta_squared`` is the observed η²; ``null_eta_squared`` its mean over the random
-    stratifications, with the 95% point ``null_eta_squared_95``; ``p_value`` the omnibus
-    p-value.  ``strata`` lists, for every stratum with n ≥ ``min_size``: label, n, mean,
+    stratifications, with the 95% point ``null_eta_squared_95``; ``statistic`` the SSB and
+    ``pvalue`` its omnibus permutation p-value (``statistic, pvalue = result``).  ``strata`` lists, for every stratum with n ≥ ``min_size``: label, n, mean,
     deviation from the grand mean, z, the raw max-|z| permutation p and the Westfall–Young
     adjusted ``p_adjusted`` (family-wise error ≤ α over the tested strata).
     """
@@ -303,7 +325,7 @@ class HeterogeneityResult:
     eta_squared: float
     null_eta_squared: float
     null_eta_squared_95: float
-    p_value: float
+    pvalue: float
     n_resamples: int
     n_queries: int
     n_strata: int
@@ -311,7 +333,7 @@ class HeterogeneityResult:
     strata: tuple
 
     def significant(self, alpha: float = 0.05) -> bool:
-        return self.p_value <= alpha
+        return self.pvalue <= alpha
 
     def differing_strata(self, alpha: float = 0.05) -> list:
         """Strata whose mean differs from the rest beyond chance (adjusted p ≤ α)."""
@@ -321,7 +343,7 @@ class HeterogeneityResult:
         return {"statistic": "between-strata sum of squares SSB (eta^2 = SSB / SST)",
                 "ssb": self.statistic, "eta_squared": self.eta_squared,
                 "null_eta_squared": self.null_eta_squared,
-                "null_eta_squared_95": self.null_eta_squared_95, "p_value": self.p_value,
+                "null_eta_squared_95": self.null_eta_squared_95, "p_value": self.pvalue,
                 "n_resamples": self.n_resamples, "n_queries": self.n_queries,
                 "n_strata": self.n_strata, "min_size": self.min_size,
                 "null": "random strata of the same sizes (label permutations)",
@@ -374,7 +396,7 @@ def heterogeneity_test(values, labels, *, n_resamples: int = 2000, min_size: int
     return HeterogeneityResult(statistic=ssb, eta_squared=float(eta),
                                null_eta_squared=float(null_eta.mean()),
                                null_eta_squared_95=float(np.quantile(null_eta, 0.95)),
-                               p_value=float(_pvalues(ssb_all[None, :])[0]), n_resamples=B,
+                               pvalue=float(_pvalues(ssb_all[None, :])[0]), n_resamples=B,
                                n_queries=int(y.size), n_strata=int(k), min_size=int(min_size),
                                strata=strata)
 
@@ -395,20 +417,21 @@ def _paired(a, b, labels) -> tuple[np.ndarray, np.ndarray, list]:
 
 
 @dataclass(frozen=True)
-class PairedHeterogeneityResult:
+class PairedHeterogeneityResult(_TestResult):
     """Does the difference a − b vary across strata more than across random strata?
 
-    ``p_value`` is the max-|z| test (one stratum whose gap stands apart; the primary test,
-    chosen on NFCorpus dev by power), ``omnibus_p_value`` the SSB test of the differences;
+    ``statistic, pvalue`` are the max-|z| test's (one stratum whose gap stands apart; the
+    primary test, chosen on NFCorpus dev by power), ``omnibus_statistic, omnibus_pvalue`` the
+    SSB test's of the differences;
     ``mean_difference`` the overall mean of a − b; ``strata`` per tested stratum: n, mean
     difference, its deviation from the overall one, z, raw and Westfall–Young adjusted p.
     """
 
     mean_difference: float
     statistic: float
-    p_value: float
+    pvalue: float
     omnibus_statistic: float
-    omnibus_p_value: float
+    omnibus_pvalue: float
     eta_squared: float
     null_eta_squared: float
     n_resamples: int
@@ -417,11 +440,16 @@ class PairedHeterogeneityResult:
     min_size: int
     strata: tuple
 
+    @property
+    def omnibus_p_value(self) -> float:
+        return self.omnibus_pvalue
+
     def deviating_strata(self, alpha: float = 0.05) -> list:
         return [s for s in self.strata if s["p_adjusted"] <= alpha]
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "strata"} | {
+        return _json_keys({k: getattr(self, k) for k in self.__dataclass_fields__
+                           if k != "strata"}) | {
             "test": "max-|z| of the stratum sums of a − b (Westfall–Young per stratum); "
                     "omnibus: between-strata SS of a − b",
             "null": "random strata of the same sizes (label permutations)",
@@ -444,8 +472,8 @@ def paired_heterogeneity_test(a, b, labels, *, n_resamples: int = 2000, min_size
     sst = float(mo.sst[0])
     return PairedHeterogeneityResult(
         mean_difference=float(d.mean()), statistic=float(zmax[0]),
-        p_value=float(_pvalues(zmax[None, :])[0]), omnibus_statistic=float(ssb[0]),
-        omnibus_p_value=float(_pvalues(ssb[None, :])[0]),
+        pvalue=float(_pvalues(zmax[None, :])[0]), omnibus_statistic=float(ssb[0]),
+        omnibus_pvalue=float(_pvalues(ssb[None, :])[0]),
         eta_squared=float(ssb[0] / sst) if sst > 0 else 0.0,
         null_eta_squared=float(ssb[1:].mean() / sst) if sst > 0 else 0.0,
         n_resamples=B, n_queries=int(d.size), n_strata=int(k), min_size=int(min_size),
@@ -577,14 +605,15 @@ def _t_tests(S, S2, n):
 
 
 @dataclass(frozen=True)
-class FlipResult:
+class FlipResult(_TestResult):
     """Per-stratum order flips of two systems, against random strata of the same sizes.
 
     A stratum (n ≥ ``min_size``) *flips* when its mean paired difference a − b has the opposite
     sign to the overall mean difference; the flip is *significant* when a paired t-test of that
     stratum's differences, Holm-corrected over the tested strata, has p ≤ α.  The rates are
     per tested stratum; ``null_*`` are their means over random strata (label permutations).
-    ``p_value`` tests the flip strength F (module docstring) against random strata.
+    ``statistic, pvalue``: the flip strength F (module docstring) and its test against random
+    strata.
     """
 
     tested: int
@@ -595,12 +624,12 @@ class FlipResult:
     significant_rate: float
     null_significant_rate: float
     statistic: float
-    p_value: float
+    pvalue: float
     n_resamples: int
     alpha: float
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__} | {
+        return _json_keys({k: getattr(self, k) for k in self.__dataclass_fields__}) | {
             "test": "flip strength F = sum of n_k mean_k^2 / s^2 over strata against the "
                     "overall sign; flips counted per stratum by paired t, Holm over tested "
                     "strata",
@@ -727,24 +756,28 @@ def split_half_pvalues(Y, labels, *, n_splits: int = SPLIT_HALF_SPLITS,
 
 
 @dataclass(frozen=True)
-class SplitHalfResult:
+class SplitHalfResult(_TestResult):
     """Split-half reliability of stratum means, against random strata of the same sizes.
 
     ``r``: the mean Pearson correlation, across strata with n ≥ 2, between the stratum means of
     two random halves of each stratum's queries; ``spearman_brown`` = 2r / (1 + r), the
     reliability of means over whole strata; ``null_r``: the same r for random strata (label
-    permutations, each averaged over as many splits), mean and 95% point; ``p_value`` =
-    (1 + #{null r ≥ r}) / (1 + B).
+    permutations, each averaged over as many splits), mean and 95% point; ``pvalue`` =
+    (1 + #{null r ≥ r}) / (1 + B); ``statistic`` is ``r`` (``r, pvalue = result``).
     """
 
     r: float
     spearman_brown: float
     null_r: float
     null_r_95: float
-    p_value: float
+    pvalue: float
     n_splits: int
     n_resamples: int
     n_strata: int
+
+    @property
+    def statistic(self) -> float:
+        return self.r
 
     def to_dict(self) -> dict:
         """JSON-ready; a figure that could not be computed (fewer than 3 strata with 2 or
@@ -754,7 +787,7 @@ class SplitHalfResult:
 
         return {"r": f(self.r), "spearman_brown": f(self.spearman_brown),
                 "null_r": f(self.null_r), "null_r_95": f(self.null_r_95),
-                "p_value": f(self.p_value),
+                "p_value": f(self.pvalue),
                 "n_splits": self.n_splits, "n_resamples": self.n_resamples,
                 "n_strata_used": self.n_strata,
                 "null": "random strata of the same sizes (label permutations), the same "

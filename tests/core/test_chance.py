@@ -297,3 +297,36 @@ def test_blocks_and_chunks_change_nothing(monkeypatch, block, dense):
     obs, tmax = chance._sign_flip_max(Y - 0.5, labels, np.arange(k), k, 30,
                                       np.random.default_rng(2))
     assert tmax.shape == (30, 7) and (tmax >= 0).all() and obs.shape == (7, k)
+
+
+def test_results_read_and_unpack_as_scipys_and_keep_their_json_keys():
+    """``statistic`` and ``pvalue`` as scipy's results name them, ``statistic, pvalue = res``
+    unpacks; ``p_value`` stays the older name of the same figure, and the JSON keys do not
+    change (the files written before read the same)."""
+    from scipy import stats
+
+    from mteb_stratified.core.chance import (flip_test, paired_heterogeneity_test,
+                                             split_half_reliability)
+    rng = np.random.default_rng(4)
+    labels = _labels([30, 25, 20, 15])
+    a, b = _ndcg_like(rng, len(labels)), _ndcg_like(rng, len(labels))
+    scipy_style = stats.ttest_rel(a, b)
+    t, p = scipy_style  # the convention followed
+    assert (t, p) == (scipy_style.statistic, scipy_style.pvalue)
+    results = {
+        "heterogeneity": heterogeneity_test(a, labels, n_resamples=99, seed=0),
+        "paired": paired_heterogeneity_test(a, b, labels, n_resamples=99, seed=0),
+        "flip": flip_test(a, b, labels, n_resamples=99, seed=0),
+        "split_half": split_half_reliability(a, labels, n_splits=4, n_resamples=19, seed=0)}
+    for name, res in results.items():
+        statistic, pvalue = res
+        assert statistic == res.statistic and pvalue == res.pvalue == res.p_value, name
+        assert 0 < pvalue <= 1
+        d = res.to_dict()
+        assert d["p_value"] == pytest.approx(pvalue) and "pvalue" not in d, name
+    assert results["split_half"].statistic == results["split_half"].r
+    paired = results["paired"].to_dict()
+    assert paired["omnibus_p_value"] == results["paired"].omnibus_pvalue
+    assert "omnibus_pvalue" not in paired
+    with pytest.raises(AttributeError):  # frozen, as scipy's results are read-only
+        results["flip"].pvalue = 0.5
