@@ -738,33 +738,9 @@ def _take(values, rows):
     return None if values is None else values[rows]
 
 
-def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWeights | Mapping, *,
-             query_entities: Mapping[object, Iterable[str]] | None = None,
-             doc_entities: Mapping[object, Iterable[str]] | None = None,
-             bins: Bins = DEFAULT_BINS, level: float = 1,
-             entity_vectors: Mapping | Callable | None = None, tau: float = 0.8,
-             n_clusters: int | None = None, unknown_docs: str = "error") -> QueryStrata:
-    """Primary cluster, membership, Δ, J and bins of every query (formulas: module docstring).
-
-    Parameters
-    ----------
-    qrels : ``{qid: {doc_id: grade}}``; rel(q) = documents with grade ≥ ``level``.
-    weights : :class:`ClusterWeights`, or ``{doc_id: {cluster_id: m_d(c)}}``.
-    query_entities, doc_entities : normalised entity sets (same extractor) for J; without them J
-        is NaN and only the ``cluster`` scheme is available.  Every stratified query needs an
-        entry (empty for no entities); a document without an entry has no entities.
-    bins : the corpus' fixed cut-points (never tertiles of this query set).
-    entity_vectors, tau : the soft J (cosine ≥ τ); None gives the exact Jaccard.
-    unknown_docs : ``"error"`` (default): a relevant document missing from the structure raises
-        :class:`InputError` (qrels of a different corpus); ``"skip"``: such documents are left
-        out of rel(q) (a query left with none goes to ``excluded``).
-
-    Raises :class:`InputError` when a relevant document is unknown to the structure (qrels of a
-    different corpus) or a query lacks an entity entry.  Queries with no relevant document, or
-    whose relevant documents carry no cluster mass, go to ``excluded`` with the reason.
-    """
-    from scipy import sparse
-
+def _check_inputs(weights, bins, query_entities, doc_entities, unknown_docs,
+                  n_clusters) -> "ClusterWeights":
+    """:func:`stratify`'s arguments checked; the weights as :class:`ClusterWeights`."""
     if not isinstance(weights, ClusterWeights):
         weights = ClusterWeights.from_dict(weights, n_clusters)
     if not isinstance(bins, Bins):
@@ -776,7 +752,14 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
     if unknown_docs not in ("error", "skip"):
         raise InputError(f"unknown_docs must be 'error' or 'skip', got {unknown_docs!r}",
                          fix="use unknown_docs='skip' to leave out documents the structure lacks")
-    C = weights.n_clusters
+    return weights
+
+
+def _relevant_pairs(qrels, weights, level, unknown_docs) -> tuple:
+    """``(kept, qi, di, rel_docs, excluded)``: the queries with a relevant document the structure
+    knows, each (query row, document row) pair of rel(q), the relevant documents per kept query,
+    and the queries excluded with their reason.  A relevant document unknown to the structure is
+    an :class:`InputError` (``unknown_docs="error"``) or left out (``"skip"``)."""
     excluded: list[ExcludedQuery] = []
     kept: list = []
     q_rows: list[int] = []
@@ -815,61 +798,108 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
                              "the weights list only documents with entities, build them with "
                              "ClusterWeights.from_dict(weights, C, doc_ids=<all corpus ids>) "
                              "(or pass unknown_docs='skip' to leave such documents out)")
-    qi = np.asarray(q_rows, dtype=np.int64)
-    di = np.asarray(d_rows, dtype=np.int64)
+    return (kept, np.asarray(q_rows, dtype=np.int64), np.asarray(d_rows, dtype=np.int64),
+            rel_docs, excluded)
+
+
+def _profiles(weights, kept, qi, di, rel_docs, excluded) -> tuple:
+    """``(prof, kept, qi, di, rel_docs)``: each kept query's cluster profile a_q(c), the sum of
+    its relevant documents' weights (CSR, one row per query); a query whose relevant documents
+    carry no cluster mass joins ``excluded`` and leaves the other arguments."""
+    from scipy import sparse
+
     # expand every (query, relevant doc) pair into the doc's (cluster, weight) entries
     start = weights.indptr[di]
     lens = weights.indptr[di + 1] - start
     offs = _positions(start, lens)
     prof = sparse.coo_matrix((weights.data[offs], (np.repeat(qi, lens), weights.indices[offs])),
-                             shape=(len(kept), C)).tocsr()
+                             shape=(len(kept), weights.n_clusters)).tocsr()
     prof.sum_duplicates()
     prof.eliminate_zeros()
     prof.sort_indices()
-    mass = np.asarray(prof.sum(axis=1)).ravel()
-    empty = mass <= 0
-    if empty.any():
-        for i in np.flatnonzero(empty):
-            excluded.append(ExcludedQuery(kept[i], "relevant documents carry no cluster mass "
-                                                   "(no entities in any cluster)"))
-        keep = np.flatnonzero(~empty)
-        row_map = np.full(len(kept), -1, dtype=np.int64)
-        row_map[keep] = np.arange(len(keep))
-        qi = row_map[qi]
-        di = di[qi >= 0]
-        qi = qi[qi >= 0]
-        prof = prof[keep]
-        mass = mass[keep]
-        kept = [kept[i] for i in keep]
-        rel_docs = [rel_docs[i] for i in keep]
+    empty = np.asarray(prof.sum(axis=1)).ravel() <= 0
+    if not empty.any():
+        return prof, kept, qi, di, rel_docs
+    for i in np.flatnonzero(empty):
+        excluded.append(ExcludedQuery(kept[i], "relevant documents carry no cluster mass "
+                                               "(no entities in any cluster)"))
+    keep = np.flatnonzero(~empty)
+    row_map = np.full(len(kept), -1, dtype=np.int64)
+    row_map[keep] = np.arange(len(keep))
+    qi = row_map[qi]
+    di = di[qi >= 0]
+    qi = qi[qi >= 0]
+    return (prof[keep], [kept[i] for i in keep], qi, di, [rel_docs[i] for i in keep])
+
+
+def _alignment(kept, qi, di, rel_docs, weights, query_entities, doc_entities, entity_vectors,
+               tau) -> np.ndarray:
+    """J of every kept query (NaN without entities): exact containment, or the soft one with
+    ``entity_vectors`` (module docstring)."""
+    alignment = np.full(len(kept), np.nan)
+    if query_entities is None:
+        return alignment
+    missing = [q for q in kept if q not in query_entities]
+    if missing:
+        raise InputError(f"{len(missing)} queries have no entity entry (e.g. {missing[:3]})",
+                         fix="extract entities for every query (an empty set for none) with "
+                             "the corpus' extractor")
+    if entity_vectors is None:
+        return alignment_figures(qi, di, kept, query_entities, doc_entities,
+                                 weights.doc_ids)["containment"]
+    doc_sets: dict = {}
+    for i, (q, rel) in enumerate(zip(kept, rel_docs)):
+        for d in rel:
+            if d not in doc_sets:
+                doc_sets[d] = frozenset(doc_entities.get(d, ()))
+        alignment[i] = soft_containment(query_entities[q], [doc_sets[d] for d in rel],
+                                        entity_vectors, tau)
+    return alignment
+
+
+def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWeights | Mapping, *,
+             query_entities: Mapping[object, Iterable[str]] | None = None,
+             doc_entities: Mapping[object, Iterable[str]] | None = None,
+             bins: Bins = DEFAULT_BINS, level: float = 1,
+             entity_vectors: Mapping | Callable | None = None, tau: float = 0.8,
+             n_clusters: int | None = None, unknown_docs: str = "error") -> QueryStrata:
+    """Primary cluster, membership, Δ, J and bins of every query (formulas: module docstring).
+
+    Parameters
+    ----------
+    qrels : ``{qid: {doc_id: grade}}``; rel(q) = documents with grade ≥ ``level``.
+    weights : :class:`ClusterWeights`, or ``{doc_id: {cluster_id: m_d(c)}}``.
+    query_entities, doc_entities : normalised entity sets (same extractor) for J; without them J
+        is NaN and only the ``cluster`` scheme is available.  Every stratified query needs an
+        entry (empty for no entities); a document without an entry has no entities.
+    bins : the corpus' fixed cut-points (never tertiles of this query set).
+    entity_vectors, tau : the soft J (cosine ≥ τ); None gives the exact Jaccard.
+    unknown_docs : ``"error"`` (default): a relevant document missing from the structure raises
+        :class:`InputError` (qrels of a different corpus); ``"skip"``: such documents are left
+        out of rel(q) (a query left with none goes to ``excluded``).
+
+    Raises :class:`InputError` when a relevant document is unknown to the structure (qrels of a
+    different corpus) or a query lacks an entity entry.  Queries with no relevant document, or
+    whose relevant documents carry no cluster mass, go to ``excluded`` with the reason.
+    """
+    from scipy import sparse
+
+    weights = _check_inputs(weights, bins, query_entities, doc_entities, unknown_docs,
+                            n_clusters)
+    C = weights.n_clusters
+    kept, qi, di, rel_docs, excluded = _relevant_pairs(qrels, weights, level, unknown_docs)
+    prof, kept, qi, di, rel_docs = _profiles(weights, kept, qi, di, rel_docs, excluded)
     Q = len(kept)
-    qi_final, di_final = qi, di
-    counts = np.diff(prof.indptr)
-    rows = np.repeat(np.arange(Q), counts)
+    mass = np.asarray(prof.sum(axis=1)).ravel()
+    rows = np.repeat(np.arange(Q), np.diff(prof.indptr))
     # primary cluster: largest a_q(c), ties within a relative 1e-12 → smallest h(q, c)
     primary = argmax_rows(prof, kept) if Q else np.zeros(0, dtype=np.int64)
     p = prof.data / mass[rows] if Q else prof.data
     membership = sparse.csr_matrix((p, prof.indices, prof.indptr), shape=(Q, C))
-    with_mass = np.diff(weights.indptr)[di_final] > 0
-    dispersion = pairwise_dispersion(qi_final[with_mass], di_final[with_mass], weights, Q)
-    alignment = np.full(Q, np.nan)
-    if query_entities is not None:
-        missing = [q for q in kept if q not in query_entities]
-        if missing:
-            raise InputError(f"{len(missing)} queries have no entity entry (e.g. {missing[:3]})",
-                             fix="extract entities for every query (an empty set for none) with "
-                                 "the corpus' extractor")
-        if entity_vectors is None:
-            alignment = alignment_figures(qi_final, di_final, kept, query_entities, doc_entities,
-                                         weights.doc_ids)["containment"]
-        else:
-            doc_sets: dict = {}
-            for i, (q, rel) in enumerate(zip(kept, rel_docs)):
-                for d in rel:
-                    if d not in doc_sets:
-                        doc_sets[d] = frozenset(doc_entities.get(d, ()))
-                alignment[i] = soft_containment(query_entities[q], [doc_sets[d] for d in rel],
-                                                entity_vectors, tau)
+    with_mass = np.diff(weights.indptr)[di] > 0
+    dispersion = pairwise_dispersion(qi[with_mass], di[with_mass], weights, Q)
+    alignment = _alignment(kept, qi, di, rel_docs, weights, query_entities, doc_entities,
+                           entity_vectors, tau)
     n_relevant = np.array([len(r) for r in rel_docs], dtype=np.int64)
     return QueryStrata(tuple(kept), np.asarray(primary, dtype=np.int64), membership, dispersion,
                        alignment, bins, C, tuple(excluded), level, query_entities is not None,

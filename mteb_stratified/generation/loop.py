@@ -486,143 +486,195 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     ``concurrency``: candidates of a round drafted at once (threads; their LLM requests overlap,
     their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
     is written; see :func:`.output.write_dataset`.
+
+    Each round (:class:`_Rounds`): stop when the targets are met or the candidates spent
+    (:meth:`~_Rounds.stop_reason`); rank the targets (:meth:`~_Rounds.targets`); plan the
+    round's drafts, one per cluster, on the coverage at its start (:meth:`~_Rounds.plan`);
+    draft them, side by side with ``concurrency`` (:meth:`~_Rounds.draft`); merge the outcomes
+    in draft order (:meth:`~_Rounds.merge`).
     """
     cfg = config or GenerationConfig()
     concurrency = int(concurrency)
     if concurrency < 1:
         raise InputError(f"concurrency must be ≥ 1, got {concurrency}", fix="e.g. 4")
-    start = coverage_start(dataset, artifact, cfg)
-    weights, bins, mass, labels, state, result = (start.weights, start.bins, start.mass,
-                                                  start.labels, start.state, start.result)
-    target_scc = start.target_scc
-    seeds = _Seeds(weights, weights.doc_ids, cfg)
-    doc_entities = artifact.canonical_doc_entities()
-    existing = {_norm(t) for t in dataset.queries.values()}
-    attempts: dict = {}
-    exhausted: set = set()
-    failures: dict = {}
-    infeasible: list = []
-    used_seeds: dict = {}
-    entity_info = {e["name"]: (e.get("cluster"), -float(e.get("centrality") or 0.0))
-                   for e in artifact.entities}
-    ctx = _Context(dataset, artifact, weights, bins, doc_entities, writer, judge, verifier,
-                   pooler, cfg)
-    worst = _worst_calls(writer, judge, verifier, artifact, pooler, max(cfg.n_seeds, 2))
-    # the J levels the writer can aim at (a rule-based writer may say; an LLM tries all)
-    writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
-    result.targets["writer_alignment_ranks"] = list(writes)
-    j_order = _j_order(cfg.seed, writes)
-    no_json_run = 0
-    any_json = False
+    rounds = _Rounds(dataset, artifact, writer, judge, verifier, pooler, cfg, calls, log)
     pool = None
     if concurrency > 1:
         from concurrent.futures import ThreadPoolExecutor
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate")
-
     try:
         while True:
-            cov = state.coverage()
-            if start.met(cov):
-                result.stop_reason = "coverage targets met"
+            stop = rounds.stop_reason()
+            targets = rounds.targets() if stop is None else []
+            if stop is None and not targets:
+                stop = "no target left"
+            if stop is not None:
+                rounds.result.stop_reason = stop
                 break
-            if cfg.max_candidates is not None and len(result.candidates) >= cfg.max_candidates:
-                result.stop_reason = f"{cfg.max_candidates} candidates written (max_candidates)"
-                break
-            # the SCC target met, the MSC one not: only clusters without a query are targets
-            empty_only = cov["cluster"]["scc"] >= target_scc
-            targets = rank_targets(state.cluster_counts(), state.cell_counts(), mass, cfg.n_min,
-                                   labels=labels, exclude=exhausted, failures=failures,
-                                   grid=bins.grid, empty_only=empty_only,
-                                   j_order=j_order)
-            targets = [t for t in targets if t.rank("alignment") in writes]
-            if not targets:
-                result.stop_reason = "no target left"
-                break
-            # a round: the best target of each of the round_size best clusters, drafted on the
-            # coverage at the round's start, so its candidates are independent of each other
-            room = cfg.round_size
-            if cfg.max_candidates is not None:
-                room = min(room, cfg.max_candidates - len(result.candidates))
-            if calls is not None and worst > 0:  # reserve: the round fits the budget left
-                room = max(1, min(room, calls.remaining // worst))
-            drafts, clusters = [], set()
-            for target in targets:
-                if len(drafts) >= room:
-                    break
-                if target.cluster in clusters:
-                    continue
-                attempt = attempts.get(target.cell, 0)
-                attempts[target.cell] = attempt + 1
-                if attempts[target.cell] >= cfg.max_attempts:
-                    exhausted.add(target.cell)
-                seed_ids = seeds.sample(target, attempt, weights, bins,
-                                        used_seeds.get(target.cell, ()))
-                if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin
-                    exhausted.add(target.cell)
-                    infeasible.append(list(target.cell))
-                    continue
-                clusters.add(target.cluster)
-                used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
-                record = {"target": list(target.cell), "target_label": target.label,
-                          "priority": target.priority, "attempt": attempt,
-                          "seed_docs": seed_ids, "seed": cfg.seed,
-                          "terms": _terms(seed_ids, target.cluster, doc_entities, entity_info,
-                                          cfg.n_terms)}
-                drafts.append((target, record))
+            drafts = rounds.plan(targets)
             if not drafts:
                 continue  # every ranked target was infeasible: they are excluded now
-            frozen = frozenset(existing)
-            jobs = [(t, r, frozen) for t, r in drafts]
-            if pool is None:
-                outcomes = [ctx.run(*job) for job in jobs]
-            else:
-                outcomes = list(pool.map(lambda job: ctx.run(*job), jobs))
-            stop = None
-            # merged in draft order, whatever order the candidates finished in
-            for (target, record), outcome in zip(drafts, outcomes):
-                if isinstance(outcome, BudgetExhausted):
-                    record.update(status="rejected", reason="budget_spent", detail=str(outcome))
-                    result.candidates.append(record)
-                    stop = stop or f"budget spent ({outcome})"
-                    continue
-                if outcome is not None and _norm(record["query"]) in existing:
-                    record.update(status="rejected", reason="duplicate_query",
-                                  detail="the same text as a query accepted in this round")
-                    outcome = None
-                result.candidates.append(record)
-                if outcome is None and record.get("reason") != "writer_declined":
-                    failures[target.cluster] = failures.get(target.cluster, 0) + 1
-                if log is not None:
-                    log(record)
-                if record.get("reason") == "no_query":
-                    no_json_run += 1
-                    if not any_json and no_json_run >= cfg.no_json_abort:
-                        raise InputError(
-                            f"the model returned no JSON query in {no_json_run} answers in a "
-                            f"row (last: {record.get('raw', '')[:120]!r})",
-                            fix="use an instruction-following model that can answer in JSON "
-                                "(e.g. a vLLM or OpenAI endpoint: --base-url/--model); the "
-                                "answers so far are cached")
-                else:
-                    no_json_run = 0
-                    any_json = True
-                if outcome is not None:
-                    c, d, j = outcome
-                    state.add(c, d, j)
-                    existing.add(_norm(record["query"]))
-                    record["query_id"] = f"gen-{cfg.seed}-{len(result.accepted) + 1:04d}"
-                    result.accepted.append(record)
+            stop = rounds.merge(drafts, rounds.draft(drafts, pool))
             if stop is not None:
-                result.stop_reason = stop
+                rounds.result.stop_reason = stop
                 break
     finally:
         if pool is not None:  # after an error, queued candidates are not started
             pool.shutdown(wait=True, cancel_futures=True)
-    start.finish()
-    result.infeasible = infeasible
-    if calls is not None:
-        result.usage = calls.usage()
-    return result
+    return rounds.finish()
+
+
+class _Rounds:
+    """The generation loop's state across rounds: the coverage (``state``), the attempts and
+    failures per target, the seeds used, and the accepted queries' texts (no query twice)."""
+
+    def __init__(self, dataset, artifact, writer, judge, verifier, pooler,
+                 cfg: GenerationConfig, calls, log) -> None:
+        self.cfg, self.calls, self.log = cfg, calls, log
+        self.start = start = coverage_start(dataset, artifact, cfg)
+        self.weights, self.bins, self.mass = start.weights, start.bins, start.mass
+        self.labels, self.state, self.result = start.labels, start.state, start.result
+        self.seeds = _Seeds(self.weights, self.weights.doc_ids, cfg)
+        self.doc_entities = artifact.canonical_doc_entities()
+        self.existing = {_norm(t) for t in dataset.queries.values()}
+        self.attempts: dict = {}
+        self.exhausted: set = set()
+        self.failures: dict = {}
+        self.infeasible: list = []
+        self.used_seeds: dict = {}
+        self.entity_info = {e["name"]: (e.get("cluster"), -float(e.get("centrality") or 0.0))
+                            for e in artifact.entities}
+        self.ctx = _Context(dataset, artifact, self.weights, self.bins, self.doc_entities,
+                            writer, judge, verifier, pooler, cfg)
+        self.worst = _worst_calls(writer, judge, verifier, artifact, pooler,
+                                  max(cfg.n_seeds, 2))
+        # the J levels the writer can aim at (a rule-based writer may say; an LLM tries all)
+        self.writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
+        self.result.targets["writer_alignment_ranks"] = list(self.writes)
+        self.j_order = _j_order(cfg.seed, self.writes)
+        self.no_json_run = 0
+        self.any_json = False
+        self._coverage: dict = {}
+
+    def stop_reason(self) -> str | None:
+        """Why the loop stops before this round (the targets met, the candidates spent), or
+        None."""
+        cfg = self.cfg
+        self._coverage = self.state.coverage()  # this round's, for targets() too
+        if self.start.met(self._coverage):
+            return "coverage targets met"
+        if cfg.max_candidates is not None and len(self.result.candidates) >= cfg.max_candidates:
+            return f"{cfg.max_candidates} candidates written (max_candidates)"
+        return None
+
+    def targets(self) -> list:
+        """The targets in priority order (:func:`rank_targets`), those the writer can aim at;
+        with the SCC target met and the MSC one not, only clusters without a query (on the
+        coverage :meth:`stop_reason` found at the round's start)."""
+        cfg, state = self.cfg, self.state
+        empty_only = self._coverage["cluster"]["scc"] >= self.start.target_scc
+        targets = rank_targets(state.cluster_counts(), state.cell_counts(), self.mass,
+                               cfg.n_min, labels=self.labels, exclude=self.exhausted,
+                               failures=self.failures, grid=self.bins.grid,
+                               empty_only=empty_only, j_order=self.j_order)
+        return [t for t in targets if t.rank("alignment") in self.writes]
+
+    def plan(self, targets) -> list:
+        """The round's drafts ``[(target, record)]``: the best target of each of the
+        ``round_size`` best clusters (fewer when the candidates or the budget left say so),
+        each with its seed documents and terms; a target no seed set reaches is excluded."""
+        cfg = self.cfg
+        room = cfg.round_size
+        if cfg.max_candidates is not None:
+            room = min(room, cfg.max_candidates - len(self.result.candidates))
+        if self.calls is not None and self.worst > 0:  # reserve: the round fits the budget
+            room = max(1, min(room, self.calls.remaining // self.worst))
+        drafts, clusters = [], set()
+        for target in targets:
+            if len(drafts) >= room:
+                break
+            if target.cluster in clusters:
+                continue
+            attempt = self.attempts.get(target.cell, 0)
+            self.attempts[target.cell] = attempt + 1
+            if self.attempts[target.cell] >= cfg.max_attempts:
+                self.exhausted.add(target.cell)
+            seed_ids = self.seeds.sample(target, attempt, self.weights, self.bins,
+                                         self.used_seeds.get(target.cell, ()))
+            if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin
+                self.exhausted.add(target.cell)
+                self.infeasible.append(list(target.cell))
+                continue
+            clusters.add(target.cluster)
+            self.used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
+            record = {"target": list(target.cell), "target_label": target.label,
+                      "priority": target.priority, "attempt": attempt,
+                      "seed_docs": seed_ids, "seed": cfg.seed,
+                      "terms": _terms(seed_ids, target.cluster, self.doc_entities,
+                                      self.entity_info, cfg.n_terms)}
+            drafts.append((target, record))
+        return drafts
+
+    def draft(self, drafts, pool) -> list:
+        """Each draft written, judged and verified (:meth:`_Context.run`) against the queries
+        accepted before the round: in turn, or side by side on ``pool``."""
+        frozen = frozenset(self.existing)
+        jobs = [(t, r, frozen) for t, r in drafts]
+        if pool is None:
+            return [self.ctx.run(*job) for job in jobs]
+        return list(pool.map(lambda job: self.ctx.run(*job), jobs))
+
+    def merge(self, drafts, outcomes) -> str | None:
+        """The outcomes merged in draft order, whatever order they finished in: accepted
+        queries join the coverage, failures count against their cluster; the reason to stop
+        (the budget spent), or None.  A model that answers no JSON again and again is an
+        :class:`InputError`."""
+        stop = None
+        for (target, record), outcome in zip(drafts, outcomes):
+            if isinstance(outcome, BudgetExhausted):
+                record.update(status="rejected", reason="budget_spent", detail=str(outcome))
+                self.result.candidates.append(record)
+                stop = stop or f"budget spent ({outcome})"
+                continue
+            if outcome is not None and _norm(record["query"]) in self.existing:
+                record.update(status="rejected", reason="duplicate_query",
+                              detail="the same text as a query accepted in this round")
+                outcome = None
+            self.result.candidates.append(record)
+            if outcome is None and record.get("reason") != "writer_declined":
+                self.failures[target.cluster] = self.failures.get(target.cluster, 0) + 1
+            if self.log is not None:
+                self.log(record)
+            self._count_json(record)
+            if outcome is not None:
+                c, d, j = outcome
+                self.state.add(c, d, j)
+                self.existing.add(_norm(record["query"]))
+                record["query_id"] = f"gen-{self.cfg.seed}-{len(self.result.accepted) + 1:04d}"
+                self.result.accepted.append(record)
+        return stop
+
+    def _count_json(self, record: dict) -> None:
+        """Answers without a JSON query in a row, before any with one: past
+        ``no_json_abort`` the model cannot do this task (an :class:`InputError`)."""
+        if record.get("reason") != "no_query":
+            self.no_json_run, self.any_json = 0, True
+            return
+        self.no_json_run += 1
+        if not self.any_json and self.no_json_run >= self.cfg.no_json_abort:
+            raise InputError(
+                f"the model returned no JSON query in {self.no_json_run} answers in a row "
+                f"(last: {record.get('raw', '')[:120]!r})",
+                fix="use an instruction-following model that can answer in JSON (e.g. a vLLM "
+                    "or OpenAI endpoint: --base-url/--model); the answers so far are cached")
+
+    def finish(self) -> GenerationResult:
+        """The result, its coverage finished, the infeasible targets and the usage added."""
+        self.start.finish()
+        self.result.infeasible = self.infeasible
+        if self.calls is not None:
+            self.result.usage = self.calls.usage()
+        return self.result
 
 
 def _j_order(seed: int, writes):

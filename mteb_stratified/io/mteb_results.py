@@ -274,10 +274,10 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
 def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = None,
                        subset: str | None = None, model: str | None = None,
                        revision: str | None = None) -> PerQuery:
-    """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and bias
-    derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV (columns ``[model, revision,] hf_subset, hf_split, qid,
-    measure, expected, min, max, oblivious, ...``), restricted to ``model``/``revision`` when
-    the CSV records them.  A BOM is skipped; a short or long row, a non-finite or non-numeric
+    """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and
+    bias derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV
+    (columns ``[model, revision,] hf_subset, hf_split, qid, measure, expected, min, max,
+    oblivious, ...``), restricted to ``model``/``revision`` when the CSV records them.  A BOM is skipped; a short or long row, a non-finite or non-numeric
     value, an empty or repeated qid, or values out of order (not min <= expected, oblivious <=
     max) is an :class:`InputError` at its line, never a number taken on trust."""
     path = os.fspath(path)
@@ -343,15 +343,7 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                                          "subsets or splits): pass --split, or give the "
                                          "TaskResult file or output folder instead of the CSV "
                                          "(its model then picks the rows)")
-                vals = {k: parse_number(row[k], k, source=path, line=line, fix=regen)
-                        for k in PER_QUERY_KEYS}
-                lo, hi = vals["min"] - _ORDER_TOLERANCE, vals["max"] + _ORDER_TOLERANCE
-                if not (lo <= vals["expected"] <= hi and lo <= vals["oblivious"] <= hi):
-                    raise InputError(f"query {q!r}: min {vals['min']!r}, expected "
-                                     f"{vals['expected']!r}, oblivious {vals['oblivious']!r}, "
-                                     f"max {vals['max']!r} are not in order (min <= expected, "
-                                     "oblivious <= max)", source=path, line=line, fix=regen)
-                for k, v in vals.items():
+                for k, v in _row_values(row, q, path, line, regen).items():
                     out[k][q] = v
     except UnicodeDecodeError:
         raise utf8_error(path) from None
@@ -364,18 +356,40 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
                          fix="give the <Task>_per_query.csv file (not a folder) that the run "
                              "wrote") from None
     if not out["expected"]:
-        if model is not None and models and model not in models:
-            raise InputError(f"no rows of model {model} (has: {', '.join(sorted(models))})",
-                             source=path, fix="give the per-query CSV of this model's run")
-        if want not in {canon_of(m) for m in measures}:
-            raise InputError(f"no rows for measure {measure!r} (has: "
-                             f"{', '.join(sorted(measures))})", source=path,
-                             fix="pick one of the listed measures with --measure")
-        raise InputError(f"no rows for {measure!r} with split {split!r}"
-                         + (f" and revision {revision!r}" if revision else ""), source=path,
-                         fix="pass the --split the results were computed on, or the CSV of "
-                             "this run")
+        raise _no_rows(path, measure, split, model, revision, models,
+                       want in {canon_of(m) for m in measures}, measures)
     return PerQuery.from_mapping(out)  # bias derived there
+
+
+def _row_values(row: dict, q: str, path: str, line: int, regen: str) -> dict:
+    """One CSV row's values of :data:`PER_QUERY_KEYS` (the number grammar of every file), in
+    order (min <= expected, oblivious <= max, within a rounding tolerance)."""
+    vals = {k: parse_number(row[k], k, source=path, line=line, fix=regen)
+            for k in PER_QUERY_KEYS}
+    lo, hi = vals["min"] - _ORDER_TOLERANCE, vals["max"] + _ORDER_TOLERANCE
+    if not (lo <= vals["expected"] <= hi and lo <= vals["oblivious"] <= hi):
+        raise InputError(f"query {q!r}: min {vals['min']!r}, expected {vals['expected']!r}, "
+                         f"oblivious {vals['oblivious']!r}, max {vals['max']!r} are not in "
+                         "order (min <= expected, oblivious <= max)", source=path, line=line,
+                         fix=regen)
+    return vals
+
+
+def _no_rows(path, measure, split, model, revision, models: set, has_measure: bool,
+             measures: set) -> InputError:
+    """Why a per-query CSV gave no row: another model's file, another measure, or another
+    split (or revision)."""
+    if model is not None and models and model not in models:
+        return InputError(f"no rows of model {model} (has: {', '.join(sorted(models))})",
+                          source=path, fix="give the per-query CSV of this model's run")
+    if not has_measure:
+        return InputError(f"no rows for measure {measure!r} (has: "
+                          f"{', '.join(sorted(measures))})", source=path,
+                          fix="pick one of the listed measures with --measure")
+    return InputError(f"no rows for {measure!r} with split {split!r}"
+                      + (f" and revision {revision!r}" if revision else ""), source=path,
+                      fix="pass the --split the results were computed on, or the CSV of this "
+                          "run")
 
 
 def check_matches_results(values: dict, task_result: dict, score_key: str, *, split: str,

@@ -174,6 +174,47 @@ def _tree(vocab, linked, clusters, emb):
     return cluster_tree(clusters.labels, node_emb, clusters.n_clusters)
 
 
+def _reusable(out: str | None, settings_key: str, retry_failed: bool):
+    """The finished artifact in ``out`` when it was built with these settings (and, with
+    ``retry_failed``, no document failed), else None (none there, another build, damaged)."""
+    if out is None or not os.path.exists(os.path.join(out, "metadata.json")):
+        return None
+    try:
+        old = StructureArtifact.load(out)
+    except InputError:
+        return None
+    failed = retry_failed and old.metadata.get("extraction_failures", {}).get("count")
+    return old if old.metadata.get("settings_key") == settings_key and not failed else None
+
+
+def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
+    """``(clusters, tree, docs)``: the clusters of the chosen map (``cfg.clusters``: the
+    documents' k-NN graph, with ``docs`` its document clustering, or the entity graph, ``docs``
+    None) and their cluster tree; no cluster at all is an :class:`InputError`."""
+    from .clustering import cluster_entities
+
+    docs = None
+    if cfg.clusters == "documents":
+        from .documents import cluster_documents, embed_documents, entity_clusters
+        doc_emb = timed("embed", embed_documents, texts, cfg, work, engine)
+        docs = timed("leiden", cluster_documents, texts, cfg, doc_emb)
+        clusters = entity_clusters(docs, linked)
+    else:
+        clusters = timed("leiden", cluster_entities, linked.graph, cfg)
+    if clusters.n_clusters < 1:
+        raise InputError(
+            f"no cluster of at least {cfg.min_cluster_size} entities in {len(texts)} documents "
+            f"({len(vocab.names)} entities passed the filters)",
+            fix="give a larger corpus, or lower --min-doc-freq / --min-cluster-size, raise "
+                "--max-doc-share, or lower --threshold")
+    if docs is not None:
+        from .hierarchy import cluster_tree
+        tree = timed("tree", cluster_tree, docs.labels, docs.embeddings, docs.n_clusters)
+    else:
+        tree = timed("tree", _tree, vocab, linked, clusters, tree_emb)
+    return clusters, tree, docs
+
+
 def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                     out: str | None = None, extractor=None, progress: bool = False,
                     keep_work: bool = False, name: str | None = None,
@@ -184,15 +225,14 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     With ``out``, extraction is checkpointed under ``out/.work`` and a rerun resumes; a
     finished artifact with the same settings and corpus is loaded instead of rebuilt.
     ``retry_failed``: documents whose extraction failed are extracted again (a finished
-    artifact with failures is rebuilt).  Their failures cached by the extractor are not cleared
-    here: the caller does that (``extractor.cache.retry_failed()``, as the ``structure``
-    command does), or the extractor answers them from its cache again.
+    artifact with failures is rebuilt).  Whether the extractor answers them from its cache
+    again is the extractor's setting (the LLM extractor's ``retry_failed``, which the
+    ``structure`` command sets with ``--retry-failed``).
 
     ``engine`` runs extraction and embedding (:mod:`.engine`): this process by default, or a
     cluster (:class:`mteb_stratified.adapters.ray_engine.RayEngine`).  It never changes the
     artifact, so it is not one of its settings.
     """
-    from .clustering import cluster_entities
     from .describe import build_metadata, describe
     from .extraction import extract_documents
     from .extractors import EntityExtractor
@@ -213,17 +253,11 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     settings_key = settings_hash({"cfg": cfg.to_dict(), "fp": fingerprint,
                                   "extractor": [extractor.name, extractor.version,
                                                 extractor.params()]})
-    if out is not None and os.path.exists(os.path.join(out, "metadata.json")):
-        try:
-            old = StructureArtifact.load(out)
-        except InputError:
-            old = None
-        failed = old is not None and retry_failed and \
-            old.metadata.get("extraction_failures", {}).get("count")
-        if old is not None and old.metadata.get("settings_key") == settings_key and not failed:
-            report.reused = True
-            old.set_extractor(extractor)  # the user's extractor: its key, budget and cache
-            return old
+    old = _reusable(out, settings_key, retry_failed)
+    if old is not None:
+        report.reused = True
+        old.set_extractor(extractor)  # the user's extractor: its key, budget and cache
+        return old
     work = os.path.join(out, ".work") if out is not None else None
 
     def timed(step: str, fn, *args):
@@ -246,31 +280,13 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
         graph_emb = timed("embed", embed_vocabulary, vocab.names, cfg, work, progress,
                           vocab.description, engine)
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
-    docs = None
-    if cfg.clusters == "documents":
-        from .documents import cluster_documents, embed_documents, entity_clusters
-        doc_emb = timed("embed", embed_documents, texts, cfg, work, engine)
-        docs = timed("leiden", cluster_documents, texts, cfg, doc_emb)
-        clusters = entity_clusters(docs, linked)
-    else:
-        clusters = timed("leiden", cluster_entities, linked.graph, cfg)
-    if clusters.n_clusters < 1:
-        raise InputError(
-            f"no cluster of at least {cfg.min_cluster_size} entities in {len(texts)} documents "
-            f"({len(vocab.names)} entities passed the filters)",
-            fix="give a larger corpus, or lower --min-doc-freq / --min-cluster-size, raise "
-                "--max-doc-share, or lower --threshold")
-    if docs is not None:
-        from .hierarchy import cluster_tree
-        tree = timed("tree", cluster_tree, docs.labels, docs.embeddings, docs.n_clusters)
-    else:
-        tree = timed("tree", _tree, vocab, linked, clusters,
-                     graph_emb if graph_emb is not None else emb)
+    clusters, tree, docs = _cluster(texts, vocab, linked, graph_emb if graph_emb is not None
+                                    else emb, cfg, work, engine, timed)
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg, tree,
                    docs)
     quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs)
-    metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key, extractor=extractor,
-                              fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
+    metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key,
+                              extractor=extractor, fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
                               linked=linked, clusters=clusters, tables=tables,
                               artifact_format=ARTIFACT_FORMAT,
                               normaliser_version=NORMALISER_VERSION)
