@@ -33,6 +33,7 @@ from ..io.outputs import atomic_write, dumps_json, output_dir, safe_name
 from ._args import HelpFormatter
 from ._strata_args import add_common, check_options, load_context
 
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("stratify", help="add a strata block to MTEB results JSON files",
                               description=__doc__, formatter_class=HelpFormatter)

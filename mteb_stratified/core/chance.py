@@ -316,9 +316,10 @@ class HeterogeneityResult(_TestResult):
 
     ``eta_squared`` is the observed η²; ``null_eta_squared`` its mean over the random
     stratifications, with the 95% point ``null_eta_squared_95``; ``statistic`` the SSB and
-    ``pvalue`` its omnibus permutation p-value (``statistic, pvalue = result``).  ``strata`` lists, for every stratum with n ≥ ``min_size``: label, n, mean,
-    deviation from the grand mean, z, the raw max-|z| permutation p and the Westfall–Young
-    adjusted ``p_adjusted`` (family-wise error ≤ α over the tested strata).
+    ``pvalue`` its omnibus permutation p-value (``statistic, pvalue = result``).  ``strata``
+    lists, for every stratum with n ≥ ``min_size``: label, n, mean, deviation from the grand
+    mean, z, the raw max-|z| permutation p and the Westfall–Young adjusted ``p_adjusted``
+    (family-wise error ≤ α over the tested strata).
     """
 
     statistic: float

@@ -277,9 +277,10 @@ def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = No
     """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and
     bias derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV
     (columns ``[model, revision,] hf_subset, hf_split, qid, measure, expected, min, max,
-    oblivious, ...``), restricted to ``model``/``revision`` when the CSV records them.  A BOM is skipped; a short or long row, a non-finite or non-numeric
-    value, an empty or repeated qid, or values out of order (not min <= expected, oblivious <=
-    max) is an :class:`InputError` at its line, never a number taken on trust."""
+    oblivious, ...``), restricted to ``model``/``revision`` when the CSV records them.  A BOM
+    is skipped; a short or long row, a non-finite or non-numeric value, an empty or repeated
+    qid, or values out of order (not min <= expected, oblivious <= max) is an
+    :class:`InputError` at its line, never a number taken on trust."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError("per-query file not found", source=path,

@@ -56,12 +56,21 @@ def load_context(structure: str | None = None, dataset: str | None = None, *,
     (:meth:`~mteb_stratified.structure.artifact.StructureArtifact.use_endpoint`), used with a
     ``structure`` folder; ``notify`` gets its one-line notices."""
     key = (structure, dataset, split, alignment, embedding_model,
-           tuple(sorted((endpoint or {}).items())))
+           tuple(sorted((k, _hashable(v)) for k, v in (endpoint or {}).items())))
     if key not in _LAST:
         _LAST.clear()
         _LAST[key] = _load(structure, dataset, split, alignment, embedding_model, endpoint,
                            notify)
     return _LAST[key]
+
+
+def _hashable(value):
+    """``value`` for the cache key: itself when hashable, else its repr."""
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
 
 
 def _load(structure, dataset, split, alignment, embedding_model, endpoint, notify) -> Context:

