@@ -71,13 +71,10 @@ def pool_splits(folder: str, split: str, requested=None) -> list[str]:
 def _check_judged(folder: str, split: str, others: list) -> None:
     """An :class:`InputError` naming ``folder/qrels/<split>.tsv[.gz]`` and the ``others``
     when that file holds no usable judgment."""
+    from ..io.beir import find_file
     from ..io.files import read_qrels
 
-    qdir = os.path.join(folder, "qrels")
-    path = next((os.path.join(qdir, split + ext) for ext in (".tsv", ".tsv.gz")
-                 if os.path.exists(os.path.join(qdir, split + ext))), None)
-    if path is None:
-        return
+    path = find_file(os.path.join(folder, "qrels"), f"{split}.tsv")  # listed: it exists
     try:
         with warnings.catch_warnings():  # (read again later, where its warnings are shown)
             warnings.simplefilter("ignore", InputWarning)
