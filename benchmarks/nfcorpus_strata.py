@@ -58,7 +58,8 @@ def main() -> int:
     with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as fh:
         fh.write(md)
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1, default=str)
+        json.dump({**report, "systems": {n: b.to_dict() for n, b in summaries.items()}}, fh,
+                  indent=1, default=str)
     print(md)
     print(f"bins: {strata.bins}")
     print(f"({time.perf_counter() - t0:.1f}s; files in {args.out})")

@@ -146,13 +146,11 @@ def run(args: argparse.Namespace) -> int:
 def report_summary_line(report: dict) -> str:
     """One line: each system's pooled and corpus-weighted estimate, and coverage."""
     parts = []
-    first = None
-    for name, b in report["systems"].items():
-        first = first or b
-        a = b["estimates"]["expected"]["analytic"]
-        post = a.get("post_stratified", {}).get("estimate")
-        parts.append(f"{name} {a['pooled']['estimate']:.4f} pooled"
-                     + (f" / {post:.4f} corpus-weighted" if post is not None else ""))
-    cov = first["coverage"]["cluster"]
-    return (f"{first['measure']}: " + "; ".join(parts)
-            + f" (MSC {cov['msc']:.3f}, SCC {cov['scc']:.3f})")
+    for name, summary in report["systems"].items():
+        post = summary.post_stratified
+        parts.append(f"{name} {summary.pooled.estimate:.4f} pooled"
+                     + (f" / {post.estimate:.4f} corpus-weighted" if post is not None else ""))
+    first = next(iter(report["systems"].values()))
+    cov = first.cluster_coverage
+    return (f"{first.measure}: " + "; ".join(parts)
+            + f" (MSC {cov.msc:.3f}, SCC {cov.scc:.3f})")

@@ -72,14 +72,15 @@ def run(args: argparse.Namespace) -> int:
     art, data, strata = load_context(args)
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
     for item, vals, target in zip(items, values, targets):
-        block = stratified_summary(vals, strata, art, measure=args.measure, scheme=args.scheme,
-                                   n_min=args.n_min, min_queries=args.min_queries,
-                                   level=args.level, n_resamples=args.resamples, seed=args.seed,
-                                   origin=split_origin(data), gate=gate_verdict(data))
-        table_rows = strata_rows(strata, art, data.qrels, block["grain"])
+        summary = stratified_summary(vals, strata, art, measure=args.measure,
+                                     scheme=args.scheme, n_min=args.n_min,
+                                     min_queries=args.min_queries, level=args.level,
+                                     n_resamples=args.resamples, seed=args.seed,
+                                     origin=split_origin(data), gate=gate_verdict(data))
+        table_rows = strata_rows(strata, art, data.qrels, summary.grain)
         res = item.data
-        res.setdefault("strata", {})[args.split] = block
-        flat = flat_strata_scores(block, args.measure)
+        res.setdefault("strata", {})[args.split] = summary.to_dict()
+        flat = flat_strata_scores(summary, args.measure)
         for entry in res["scores"].get(args.split, []):
             entry.update(flat)
         if args.out:
@@ -92,25 +93,27 @@ def run(args: argparse.Namespace) -> int:
         table = os.path.join(os.path.dirname(target),
                              f"{safe_name(args.task)}_strata_{safe_name(args.split)}.tsv")
         write_strata_table(table, table_rows)
-        post = block["estimates"]["expected"]["analytic"].get("post_stratified", {})
-        grain = block["grain"]
-        print(f"{target}: {item.model}: {block['n_queries']} queries "
-              f"({block['n_excluded']} excluded) in {grain['n_strata']} strata of ≥ "
-              f"{grain['min_queries']} queries, "
-              f"MSC {block['coverage']['cluster']['msc']:.3f}, "
-              f"SCC {block['coverage']['cluster']['scc']:.3f}, pooled "
-              f"{block['estimates']['expected']['analytic']['pooled']['estimate']:.4f}, "
-              f"corpus-weighted {post.get('estimate', float('nan')):.4f}; per-query strata: "
-              f"{table}")
-        gen = block["generated"]
-        if gen:
-            g, o = gen["generated"], gen["original"]
-            ci = ("" if g["ci_low"] is None else
-                  f" [{g['ci_low']:.4f}, {g['ci_high']:.4f}]")
-            print(f"  {g['n_queries']} generated queries in split {args.split!r}, reported "
-                  f"apart (never in the estimates above): pooled {g['estimate']:.4f}{ci} "
-                  f"against the {o['n_queries']} original queries' {o['estimate']:.4f}")
-        for w in block["warnings"]:
-            if block["origin"] != "original" and w.startswith("every query of this split"):
-                print(f"  note: {w}")
+        _print_summary(target, item.model, summary, table, args.split)
     return 0
+
+
+def _print_summary(target: str, model: str, summary, table: str, split: str) -> None:
+    """What ``stratify`` says of one results file: the grain, coverage and estimates."""
+    post = summary.post_stratified
+    cov = summary.cluster_coverage
+    print(f"{target}: {model}: {summary.n_queries} queries "
+          f"({summary.n_excluded} excluded) in {summary.n_strata} strata of ≥ "
+          f"{summary.min_queries} queries, MSC {cov.msc:.3f}, SCC {cov.scc:.3f}, pooled "
+          f"{summary.pooled.estimate:.4f}, corpus-weighted "
+          f"{post.estimate if post is not None else float('nan'):.4f}; per-query strata: "
+          f"{table}")
+    gen = summary.generated
+    if gen:
+        g, o = gen["generated"], gen["original"]
+        ci = "" if g["ci_low"] is None else f" [{g['ci_low']:.4f}, {g['ci_high']:.4f}]"
+        print(f"  {g['n_queries']} generated queries in split {split!r}, "
+              f"reported apart (never in the estimates above): pooled {g['estimate']:.4f}{ci} "
+              f"against the {o['n_queries']} original queries' {o['estimate']:.4f}")
+    for w in summary.warnings:
+        if summary.origin != "original" and w.startswith("every query of this split"):
+            print(f"  note: {w}")

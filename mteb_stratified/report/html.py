@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html as _html
 import io
+import math
 import re
 import textwrap
 
@@ -84,10 +85,11 @@ GLOSSARY = (
 
 def build_report(summaries: dict, stability: dict | None = None, pairs: dict | None = None,
                  *, title: str | None = None) -> dict:
-    """Bundle per-system ``strata`` blocks (``{system: block}``), the stability summary and
-    the paired summary (:func:`mteb_stratified.stratification.paired_summary`)."""
+    """Bundle per-system stratified summaries (``{system: StratifiedSummary}``, from
+    :func:`mteb_stratified.stratification.stratified_summary`), the stability summary and the
+    paired summary (:func:`mteb_stratified.stratification.paired_summary`)."""
     first = next(iter(summaries.values()))
-    return {"title": title or f"Stratified evaluation ({first['measure']})",
+    return {"title": title or f"Stratified evaluation ({first.measure})",
             "systems": summaries, "stability": stability, "pairs": pairs}
 
 
@@ -153,9 +155,9 @@ def _figure(draw, figsize) -> str:
     return text[text.index("<svg"):]
 
 
-def _coverage_map(block) -> str:
-    cl = block["clusters"]
-    n_min = block["settings"]["n_min"]
+def _coverage_map(summary) -> str:
+    cl = summary.clusters
+    n_min = summary.n_min
 
     def draw(fig):
         ax = fig.subplots()
@@ -173,21 +175,21 @@ def _coverage_map(block) -> str:
         ax.axhline(n_min - 0.5, color="grey", lw=0.6, ls="--")
         ax.set_xlabel("cluster corpus mass")
         ax.set_ylabel("queries (primary cluster)")
-        cov = block["coverage"]["cluster"]
-        ax.set_title(f"Coverage map: MSC {cov['msc']:.3f}, SCC (n_min = {n_min}) "
-                     f"{cov['scc']:.3f}\nred: no query; orange: < n_min; blue: ≥ n_min; the "
+        cov = summary.cluster_coverage
+        ax.set_title(f"Coverage map: MSC {cov.msc:.3f}, SCC (n_min = {n_min}) "
+                     f"{cov.scc:.3f}\nred: no query; orange: < n_min; blue: ≥ n_min; the "
                      "five heaviest gaps are named", fontsize=9)
     return _figure(draw, (9, 4.6))
 
 
-def _heatmaps(block, max_clusters=6) -> str:
-    cells = [c for c in block["cells"] if c["n_queries"] >= block["settings"]["n_min"]]
+def _heatmaps(summary, max_clusters=6) -> str:
+    cells = [c for c in summary.cells if c["n_queries"] >= summary.n_min]
     cells = cells[:max_clusters]
     if not cells:
         return "<p>No stratum holds enough queries for a Δ×J heatmap.</p>"
     import numpy as np
-    d_levels = block["levels"]
-    j_levels = block.get("alignment_levels", d_levels)
+    d_levels = summary.levels
+    j_levels = summary.alignment_levels
     ncols = min(3, len(cells))
     nrows = -(-len(cells) // ncols)
 
@@ -216,16 +218,16 @@ def _heatmaps(block, max_clusters=6) -> str:
 def _per_stratum_plot(report) -> str:
     systems = report["systems"]
     first = next(iter(systems.values()))
-    n_min = first["settings"]["n_min"]
-    rows = [r for r in first["per_stratum"] if r["n"] >= n_min][:25]
+    n_min = first.n_min
+    rows = [r for r in first.per_stratum if r["n"] >= n_min][:25]
     if not rows:
         return "<p>No stratum holds enough queries.</p>"
 
     def draw(fig):
         ax = fig.subplots()
         k = len(systems)
-        for s_i, (name, block) in enumerate(systems.items()):
-            by = {str(r["stratum"]): r for r in block["per_stratum"]}
+        for s_i, (name, summary) in enumerate(systems.items()):
+            by = {str(r["stratum"]): r for r in summary.per_stratum}
             ys, xs, lo, hi = [], [], [], []
             for i, ref in enumerate(rows):
                 r = by.get(str(ref["stratum"]))
@@ -241,7 +243,7 @@ def _per_stratum_plot(report) -> str:
                       fontsize=7)
         ax.set_xlim(-0.02, 1.02)
         ax.invert_yaxis()
-        ax.set_xlabel(f"{first['measure']} (expected), 95% t interval within [0, 1]")
+        ax.set_xlabel(f"{first.measure} (expected), 95% t interval within [0, 1]")
         ax.legend(fontsize=7, loc="lower right")
         ax.set_title(f"Per-stratum scores (strata with ≥ {n_min} queries)", fontsize=9)
     return _figure(draw, (10, 0.3 * len(rows) + 1.4))
@@ -256,16 +258,17 @@ def _tie_panel(report) -> str:
         for ax, (est, title) in zip(axes, (("pooled", "pooled"),
                                            ("post_stratified", "corpus-weighted"))):
             for i, name in enumerate(names):
-                e = systems[name]["estimates"]
-                ex = e["expected"]["analytic"].get(est)
+                summary = systems[name]
+                ex = summary.estimate(est)
                 if ex is None:
                     continue
-                lo = e["min"]["analytic"][est]["estimate"] if "min" in e else ex["estimate"]
-                hi = e["max"]["analytic"][est]["estimate"] if "max" in e else ex["estimate"]
-                ax.plot([lo, hi], [i, i], lw=6, alpha=0.4, color="C%d" % (i % 10))
-                ax.plot([ex["estimate"]], [i], "o", color="C%d" % (i % 10))
-                if "oblivious" in e:
-                    ax.plot([e["oblivious"]["analytic"][est]["estimate"]], [i], "x", color="k")
+                lo, hi = (summary.estimate(est, value=k) or ex for k in ("min", "max"))
+                ax.plot([lo.estimate, hi.estimate], [i, i], lw=6, alpha=0.4,
+                        color="C%d" % (i % 10))
+                ax.plot([ex.estimate], [i], "o", color="C%d" % (i % 10))
+                obl = summary.estimate(est, value="oblivious")
+                if obl is not None:
+                    ax.plot([obl.estimate], [i], "x", color="k")
             ax.set_yticks(range(len(names)), [_short(n, 30) for n in names], fontsize=7)
             ax.set_ylim(len(names) - 0.5, -0.5)
             ax.set_title(title, fontsize=8)
@@ -280,8 +283,8 @@ def _pct(x) -> str:
 
 
 def _has_split_half(sh) -> bool:
-    return bool(sh) and all(isinstance(sh.get(k), (int, float)) and sh[k] == sh[k]
-                            for k in ("r", "null_r", "p_value"))
+    """A split-half result whose r, null r and p-value are all finite."""
+    return sh is not None and all(math.isfinite(x) for x in (sh.r, sh.null_r, sh.pvalue))
 
 
 def _mde_cell(power) -> str:
@@ -294,7 +297,7 @@ def _mde_cell(power) -> str:
 def _split_half_cell(sh) -> str:
     if not _has_split_half(sh):
         return "–"
-    return f"{sh['r']:.2f} ({sh['null_r']:.2f}), p = {sh['p_value']:.3f}"
+    return f"{sh.r:.2f} ({sh.null_r:.2f}), p = {sh.pvalue:.3f}"
 
 
 def _mde_text(power, measure: str, n_queries: int) -> str:
@@ -357,13 +360,13 @@ def _origin_paragraphs(systems: dict, measure: str) -> list[str]:
     queries of a merged split (left out of every estimate and test, their mean beside)."""
     first = next(iter(systems.values()))
     out = []
-    if first.get("origin", "original") != "original":
-        out.append(f"Generated queries: every query of this split is {first['origin']}; these "
+    if first.origin != "original":
+        out.append(f"Generated queries: every query of this split is {first.origin}; these "
                    "figures describe the generated queries and do not stand for the original "
                    "split. The generator's validity gate: "
-                   + (first.get("gate_verdict") or "none found (no coverage.json next to the "
+                   + (first.gate_verdict or "none found (no coverage.json next to the "
                                                    "dataset)"))
-    rows = [(name, b["generated"]) for name, b in systems.items() if b.get("generated")]
+    rows = [(name, b.generated) for name, b in systems.items() if b.generated]
     if rows:
         n = rows[0][1]["generated"]["n_queries"]
         out.append(f"Generated queries: {n} of this split's queries are generated; they are "
@@ -383,9 +386,9 @@ def what_this_says(report: dict) -> list[str]:
     beyond chance, J against lexical overlap and ranking stability."""
     systems = report["systems"]
     first_name, first = next(iter(systems.items()))
-    measure = first["measure"]
-    cov = first["coverage"]["cluster"]
-    n_min = first["settings"]["n_min"]
+    measure = first.measure
+    cov = first.cluster_coverage
+    n_min = first.n_min
     out = []
     pairs = report.get("pairs") or {}
     for pair in pairs.get("pairs", ()):
@@ -395,62 +398,61 @@ def what_this_says(report: dict) -> list[str]:
         out.append("Paired tests: " + (pairs.get("note") or "one system only: the paired "
                                        "tests need two or more systems on the same queries")
                    + ".")
-    g = first.get("grain")
+    g = first.grain
     if g:
         out.append(f"Strata: {g['n_strata']} evaluated strata of at least {g['min_queries']} "
                    f"queries each, from levels {', '.join(str(x) for x in g['levels'])} of the "
                    f"cluster tree ({g['why']}); coverage below counts the fine clusters.")
-    units = cov.get("weighted_units", cov["units"])
-    weightless = (f" ({cov['weightless']} more are no document's own stratum, carry no weight "
-                  "and are left out)" if cov.get("weightless") else "")
-    text = (f"Coverage: {cov['covered']} of {units} clusters hold at least one query{weightless} "
-            f"(MSC {cov['msc']:.3f}); clusters with at least {n_min} queries hold "
-            f"{_pct(cov['scc'])} of the corpus mass (SCC), and {_pct(cov['uncovered_mass'])} "
+    weightless = (f" ({cov.weightless} more are no document's own stratum, carry no weight "
+                  "and are left out)" if cov.weightless else "")
+    text = (f"Coverage: {cov.covered} of {cov.weighted_units} clusters hold at least one "
+            f"query{weightless} (MSC {cov.msc:.3f}); clusters with at least {n_min} queries "
+            f"hold {_pct(cov.scc)} of the corpus mass (SCC), and {_pct(cov.uncovered_mass)} "
             "of the corpus mass lies in clusters no query reaches")
-    gaps = first["gaps"][:3]
+    gaps = first.gaps[:3]
     if gaps:
-        text += (" (the largest: " + "; ".join(f"“{_short(g['label'], 50)}”, "
-                                                 f"{_pct(g['mass'])}" for g in gaps) + ")")
-    bd = first.get("bounds")
+        text += (" (the largest: " + "; ".join(f"“{_short(g.label, 50)}”, "
+                                                 f"{_pct(g.mass)}" for g in gaps) + ")")
+    bd = first.bounds
     text += "."
-    if bd and cov["uncovered_mass"]:
+    if bd and cov.uncovered_mass:
         text += (f" No query measures the systems there: with {measure} 0 or 1 on every "
                  f"uncovered cluster, the corpus-weighted mean of {first_name} could be "
                  f"anywhere in [{bd['low']:.3f}, {bd['high']:.3f}].")
     out.append(text)
     for name, b in systems.items():
-        h = b.get("heterogeneity")
-        if not h:
+        h = b.heterogeneity
+        if h is None:
             continue
-        beyond = h["p_value"] <= 0.05
-        text = (f"{name}: the strata explain {_pct(h['eta_squared'])} of the per-query "
+        beyond = h.pvalue <= 0.05
+        text = (f"{name}: the strata explain {_pct(h.eta_squared)} of the per-query "
                 f"variance of {measure}; random strata of the same sizes explain "
-                f"{_pct(h['null_eta_squared'])} on average (95% of them up to "
-                f"{_pct(h['null_eta_squared_95'])}); permutation p = {h['p_value']:.3f}, so "
+                f"{_pct(h.null_eta_squared)} on average (95% of them up to "
+                f"{_pct(h.null_eta_squared_95)}); permutation p = {h.pvalue:.3f}, so "
                 + ("the strata differ beyond chance." if beyond else
                    "there is no evidence that the strata differ more than random strata of "
                    "the same sizes would."))
-        sh = h.get("split_half")
+        sh = b.split_half
         if _has_split_half(sh):
             text += (f" Split in two random halves, the stratum means agree at r = "
-                     f"{sh['r']:.2f} (random strata: {sh['null_r']:.2f}; p = "
-                     f"{sh['p_value']:.3f}): " + ("they replicate beyond chance." if
-                                                  sh["p_value"] <= 0.05 else
+                     f"{sh.r:.2f} (random strata: {sh.null_r:.2f}; p = "
+                     f"{sh.pvalue:.3f}): " + ("they replicate beyond chance." if
+                                              sh.pvalue <= 0.05 else
                                                   "they do not replicate beyond chance."))
-        diff = [r for r in h["strata"] if r["p_adjusted"] <= 0.05]
-        tested = len(h["strata"])
+        diff = [r for r in h.strata if r["p_adjusted"] <= 0.05]
+        tested = len(h.strata)
         if diff:
-            text += (f" Of the {tested} strata with ≥ {h['min_size']} queries, "
+            text += (f" Of the {tested} strata with ≥ {h.min_size} queries, "
                      f"{len(diff)} differ from the rest beyond chance (Westfall–Young): "
                      + "; ".join(f"{evaluated_name(r, 40)} (mean {r['mean']:.3f}, n = "
                                  f"{r['n']})" for r in diff[:5]) + ".")
         elif tested:
-            text += (f" None of the {tested} strata with ≥ {h['min_size']} queries differs "
+            text += (f" None of the {tested} strata with ≥ {h.min_size} queries differs "
                      "from the rest beyond chance (Westfall–Young): these queries cannot "
                      "single out a stratum as harder or easier.")
-        text += _mde_text(b.get("power"), measure, b["n_queries"])
+        text += _mde_text(b.power, measure, b.n_queries)
         out.append(text)
-    lex = first.get("alignment_vs_lexical")
+    lex = first.alignment_vs_lexical
     if lex:
         out.append(f"J against lexical overlap ({next(iter(systems))}): {lex['verdict']}.")
     st = report.get("stability")
@@ -495,11 +497,11 @@ _EST_LABELS = {"pooled": "pooled", "macro": "macro", "post_stratified": "corpus-
 def _estimates_rows(report):
     rows = []
     for name, b in report["systems"].items():
-        for est, a in b["estimates"]["expected"]["analytic"].items():
-            bs = b["estimates"]["expected"]["bootstrap"][est]
-            rows.append([name, _EST_LABELS.get(est, est), _fmt(a["estimate"]),
-                         f"[{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}]",
-                         f"[{_fmt(bs['ci_low'])}, {_fmt(bs['ci_high'])}]"])
+        for est, a in b.estimates["expected"]["analytic"].items():
+            bs = b.estimate(est, method="bootstrap")
+            rows.append([name, _EST_LABELS.get(est, est), _fmt(a.estimate),
+                         f"[{_fmt(a.ci_low)}, {_fmt(a.ci_high)}]",
+                         f"[{_fmt(bs.ci_low)}, {_fmt(bs.ci_high)}]"])
     return rows
 
 
@@ -523,11 +525,11 @@ def _cuts(cuts, levels) -> str:
     return text
 
 
-def _grain_text(block) -> str:
-    g = block.get("grain")
+def _grain_text(summary) -> str:
+    g = summary.grain
     if not g:
         return "–"
-    return (f"{g['n_strata']} (scheme: {block['scheme']}; --min-queries {g['min_queries']}, "
+    return (f"{g['n_strata']} (scheme: {summary.scheme}; --min-queries {g['min_queries']}, "
             f"tree levels {', '.join(str(x) for x in g['levels'])})")
 
 
@@ -551,7 +553,7 @@ def _pairs_html(report) -> list:
     parts = []
     for pair in pairs["pairs"]:
         parts.append(f"<h3>{_esc(pair['a'])} − {_esc(pair['b'])}</h3>")
-        parts.append(f"<p>{_esc(_pair_paragraph(pair, report['systems'][pair['a']]['measure']))}"
+        parts.append(f"<p>{_esc(_pair_paragraph(pair, report['systems'][pair['a']].measure))}"
                      "</p>")
         if pair.get("tested"):
             parts.append(_table(["stratum", "n", "a − b", "95% CI (t)",
@@ -562,10 +564,8 @@ def _pairs_html(report) -> list:
 
 def _setup_rows(report):
     first = next(iter(report["systems"].values()))
-    bins = first["bins"]
-    counts = first.get("bin_counts") or {}
-    s = first["settings"]
-    cov = first["coverage"]["cluster"]
+    bins = first.bins
+    counts = first.bin_counts
 
     def per_bin(key):
         c = counts.get(key)
@@ -573,19 +573,18 @@ def _setup_rows(report):
 
     return [
         ["systems", ", ".join(report["systems"])],
-        ["measure", first["measure"]],
-        ["queries stratified", f"{first['n_queries']} ({first['n_excluded']} excluded: no "
+        ["measure", first.measure],
+        ["queries stratified", f"{first.n_queries} ({first.n_excluded} excluded: no "
                                "relevant document or no cluster mass)"],
-        ["clusters", f"{cov['units']} fine clusters (coverage and gaps)"],
+        ["clusters", f"{first.cluster_coverage.n_units} fine clusters (coverage and gaps)"],
         ["evaluated strata", _grain_text(first)],
-        ["Δ cut-points", _cuts(bins["dispersion"], first["levels"]) + per_bin("dispersion")],
-        ["J cut-points", _cuts(bins["alignment"], first.get("alignment_levels", first["levels"]))
-         + per_bin("alignment")],
-        ["cut-points from", bins.get("source", "")],
-        ["n_min (SCC)", s["n_min"]],
-        ["intervals", f"{int(100 * s['confidence_level'])}% Student t (Satterthwaite df) and "
-                      f"Rao–Wu bootstrap ({s['n_resamples']} resamples, seed {s['seed']}); "
-                      f"{s.get('interval_range', '')}"],
+        ["Δ cut-points", _cuts(bins.dispersion, first.levels) + per_bin("dispersion")],
+        ["J cut-points", _cuts(bins.alignment, first.alignment_levels) + per_bin("alignment")],
+        ["cut-points from", bins.source],
+        ["n_min (SCC)", first.n_min],
+        ["intervals", f"{int(100 * first.confidence_level)}% Student t (Satterthwaite df) and "
+                      f"Rao–Wu bootstrap ({first.n_resamples} resamples, seed {first.seed}); "
+                      f"{first.settings['interval_range']}"],
     ]
 
 
@@ -606,7 +605,7 @@ def render_html(report: dict) -> str:
              f"<style>{_CSS}</style></head><body>", f"<h1>{title}</h1>"]
     parts.append("<h2 id='setup'>Setup</h2>")
     parts.append(_table(None, _setup_rows(report), row_headers=True))
-    for w in first.get("warnings", ()):
+    for w in first.warnings:
         parts.append(f"<p><b>Warning:</b> {_esc(w)}</p>")
     parts.append("<h2 id='what-this-says'>What this says</h2><div class='says'>"
                  + "".join(f"<p>{_esc(p)}</p>" for p in what_this_says(report)) + "</div>")
@@ -617,21 +616,21 @@ def render_html(report: dict) -> str:
     parts.extend(_pairs_html(report))
     parts.append("<h2 id='coverage'>Coverage</h2>")
     parts.append(_table(["level", "MSC", "SCC", "n_min", "covered", "units", "uncovered mass"],
-                        [[c["level"], _fmt(c["msc"]), _fmt(c["scc"]), c["n_min"], c["covered"],
-                          c.get("weighted_units", c["units"]), _fmt(c["uncovered_mass"])]
-                         for c in first["coverage"].values()]))
+                        [[c.level, _fmt(c.msc), _fmt(c.scc), c.n_min, c.covered,
+                          c.weighted_units, _fmt(c.uncovered_mass)]
+                         for c in first.coverage.values()]))
     parts.append(f"<figure id='coverage-map'>{_coverage_map(first)}</figure>")
     parts.append("<h3>Gaps: clusters without queries, heaviest first</h3>")
     parts.append(_table(["cluster", "corpus mass", "label"],
-                        [[g["stratum"], _fmt(g["mass"]), g["label"]] for g in first["gaps"][:15]]))
+                        [[g.stratum, _fmt(g.mass), g.label] for g in first.gaps[:15]]))
     parts.append("<h2 id='estimates'>Estimates (expected)</h2>")
     parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
                          "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report)))
     for name, b in report["systems"].items():
-        if b.get("bounds"):
-            bd = b["bounds"]
+        if b.bounds:
+            bd = b.bounds
             parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
-                         f"{b['uncovered_weight']:.3f}; corpus-weighted bounds (metric 0 / 1 on "
+                         f"{b.uncovered_weight:.3f}; corpus-weighted bounds (metric 0 / 1 on "
                          f"uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
     parts.append("<h2 id='chance'>Do the strata differ beyond chance?</h2>")
     parts.append("<p>η² is the share of the per-query variance the strata explain; the null "
@@ -640,14 +639,14 @@ def render_html(report: dict) -> str:
     parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
                          "η² (random, 95%)", "permutation p", "split-half r (random)",
                          "strata apart (Westfall–Young)", "MDE (20% / 10%)"],
-                        [[n, _pct(h["eta_squared"]), _pct(h["null_eta_squared"]),
-                          _pct(h["null_eta_squared_95"]), f"{h['p_value']:.3f}",
-                          _split_half_cell(h.get("split_half")),
+                        [[n, _pct(h.eta_squared), _pct(h.null_eta_squared),
+                          _pct(h.null_eta_squared_95), f"{h.pvalue:.3f}",
+                          _split_half_cell(b.split_half),
                           "; ".join(evaluated_name(s, 30)
-                                    for s in h["strata"] if s["p_adjusted"] <= 0.05) or "none",
-                          _mde_cell(b.get("power"))]
+                                    for s in h.strata if s["p_adjusted"] <= 0.05) or "none",
+                          _mde_cell(b.power)]
                          for n, b in report["systems"].items()
-                         if (h := b.get("heterogeneity"))]))
+                         if (h := b.heterogeneity) is not None]))
     parts.append("<h2 id='strata'>Per-stratum scores</h2>")
     parts.append(f"<figure id='per-stratum'>{_per_stratum_plot(report)}</figure>")
     parts.append(f"<h2 id='cells'>Δ×J heatmaps (large clusters, {_esc(first_name)})</h2>")
@@ -682,9 +681,8 @@ def render_html(report: dict) -> str:
     parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")
     parts.append(f"<figure id='ties'>{_tie_panel(report)}</figure>")
     parts.append(_table(["system", "expected", "min", "max", "oblivious", "bias"],
-                        [[n] + [_fmt(b["estimates"][k]["analytic"]["pooled"]["estimate"],
-                                     signed=k == "bias")
-                                if k in b["estimates"] else "–"
+                        [[n] + [_fmt(b.estimate("pooled", value=k).estimate, signed=k == "bias")
+                                if k in b.estimates else "–"
                                 for k in ("expected", "min", "max", "oblivious", "bias")]
                          for n, b in report["systems"].items()]))
     parts.append("</body></html>")
@@ -705,17 +703,17 @@ def write_html(report: dict, path) -> str:
 def to_markdown(report: dict) -> str:
     """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
-    measure = md_cell(first["measure"])
+    measure = md_cell(first.measure)
     lines = [f"# {md_cell(report['title'])}", ""]
-    lines.append(f"{first['n_queries']} stratified queries ({first['n_excluded']} excluded), "
-                 f"{first['structure']['n_clusters']} clusters, scheme {md_cell(first['scheme'])}.")
-    counts = first.get("bin_counts") or {}
-    for key, name, levels in (("dispersion", "Δ", first["levels"]),
-                              ("alignment", "J", first.get("alignment_levels", first["levels"]))):
+    lines.append(f"{first.n_queries} stratified queries ({first.n_excluded} excluded), "
+                 f"{first.n_clusters} clusters, scheme {md_cell(first.scheme)}.")
+    counts = first.bin_counts
+    for key, name, levels in (("dispersion", "Δ", first.levels),
+                              ("alignment", "J", first.alignment_levels)):
         if counts.get(key):
             lines += ["", f"Queries per {name} bin: " + ", ".join(
                 f"{lev} {n}" for lev, n in zip(levels, counts[key])) + "."]
-    for w in first.get("warnings", ()):
+    for w in first.warnings:
         lines += ["", f"**Warning:** {md_cell(w)}."]
     lines += ["", "## What this says", ""]
     for p in what_this_says(report):
@@ -730,14 +728,13 @@ def to_markdown(report: dict) -> str:
         lines.append("")
     lines.append("| level | MSC | SCC | n_min | covered / units | uncovered mass |")
     lines.append("|---|---|---|---|---|---|")
-    for c in first["coverage"].values():
-        lines.append(f"| {c['level']} | {c['msc']:.3f} | {c['scc']:.3f} | {c['n_min']} | "
-                     f"{c['covered']} / {c.get('weighted_units', c['units'])} | "
-                     f"{c['uncovered_mass']:.3f} |")
+    for c in first.coverage.values():
+        lines.append(f"| {c.level} | {c.msc:.3f} | {c.scc:.3f} | {c.n_min} | "
+                     f"{c.covered} / {c.weighted_units} | {c.uncovered_mass:.3f} |")
     lines += ["", "Zero-query clusters with the largest corpus mass:", "",
               "| cluster | corpus mass | label |", "|---|---|---|"]
-    for g in first["gaps"][:10]:
-        lines.append(f"| {g['stratum']} | {g['mass']:.4f} | {md_cell(g['label'])} |")
+    for g in first.gaps[:10]:
+        lines.append(f"| {g.stratum} | {g.mass:.4f} | {md_cell(g.label)} |")
     lines += ["", f"Estimates of {measure} (expected), 95% CIs:", "",
               "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
               "|---|---|---|---|---|"]
@@ -746,24 +743,24 @@ def to_markdown(report: dict) -> str:
     lines += ["", "| system | uncovered weight | bounds (metric 0/1 there) | spread (all strata) "
               "| best − worst (n ≥ n_min) |", "|---|---|---|---|---|"]
     for name, b in report["systems"].items():
-        bd = b.get("bounds") or {}
-        sp = b.get("spread_min_n")
+        bd = b.bounds or {}
+        sp = b.spread_min_n
         spt = (f"{sp['spread']:.4f}: best {md_cell(evaluated_name(sp['best'], 30))} "
                f"({sp['best']['expected']:.3f}, n={sp['best']['n']}), worst "
                f"{md_cell(evaluated_name(sp['worst'], 30))} ({sp['worst']['expected']:.3f}, "
                f"n={sp['worst']['n']})"
                if sp else "–")
-        lines.append(f"| {md_cell(name)} | {b['uncovered_weight']:.3f} | [{_fmt(bd.get('low'))}, "
-                     f"{_fmt(bd.get('high'))}] | {_fmt(b['spread'])} | {spt} |")
-    n_min = first["settings"]["n_min"]
+        lines.append(f"| {md_cell(name)} | {b.uncovered_weight:.3f} | [{_fmt(bd.get('low'))}, "
+                     f"{_fmt(bd.get('high'))}] | {_fmt(b.spread)} | {spt} |")
+    n_min = first.n_min
     names = list(report["systems"])
     lines += ["", f"Per-stratum {measure} (strata with ≥ {n_min} queries), 95% t CI:",
               "",
               "| stratum | n | corpus mass | " + " | ".join(md_cell(n) for n in names) + " |",
               "|---|---|---|" + "---|" * len(names)]
-    by = {n: {str(r["stratum"]): r for r in b["per_stratum"]} for n, b in
+    by = {n: {str(r["stratum"]): r for r in b.per_stratum} for n, b in
           report["systems"].items()}
-    for r in first["per_stratum"]:
+    for r in first.per_stratum:
         if r["n"] < n_min:
             continue
         cells = []

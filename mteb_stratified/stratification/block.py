@@ -1,6 +1,7 @@
-"""The JSON-ready ``strata`` block of one system, its flat MTEB keys, and decision stability.
+"""One system's stratified evaluation, its flat MTEB keys, and decision stability.
 
-* :func:`stratified_summary` — coverage at the fine clusters (MSC, SCC with ``n_min``, cell
+* :func:`stratified_summary` — a :class:`.summary.StratifiedSummary` (``to_dict()``: the JSON
+  ``strata`` block): coverage at the fine clusters (MSC, SCC with ``n_min``, cell
   level), the gap list, the evaluated grain (the cluster tree cut at ``min_queries``,
   :mod:`.grain`), pooled / macro / post-stratified estimates at that grain with analytic and
   Rao–Wu bootstrap CIs (bounded to the value's range), the fine clusters' uncovered weight
@@ -15,7 +16,7 @@
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
@@ -31,13 +32,15 @@ from .dataset import GENERATED_APART
 from .grain import DEFAULT_MIN_QUERIES, cell_strata, evaluated_strata
 from .lexical import alignment_adds
 from .power import detectable_effect
+from .summary import INTERVAL_RULE, BoundedEstimate, StratifiedSummary, bounded, clip, finite
 
 __all__ = ["INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
            "align_strata", "stability_summary"]
 
 
-def flat_strata_scores(block: dict, measure: str) -> dict:
-    """The flat MTEB score keys of a strata block (read by the leaderboard).
+def flat_strata_scores(summary: StratifiedSummary, measure: str) -> dict:
+    """The flat MTEB score keys of a :class:`.summary.StratifiedSummary` (read by the
+    leaderboard).
 
     ``strata_<estimator>_<metric>_expected`` (pooled, macro, post_stratified) with their 95%
     analytic interval bounds (``..._ci_low``/``..._ci_high``), ``strata_msc``, ``strata_scc``
@@ -45,13 +48,12 @@ def flat_strata_scores(block: dict, measure: str) -> dict:
     """
     key = mteb_key(measure)
     out: dict = {}
-    for estimator, r in block["estimates"]["expected"]["analytic"].items():
-        out[f"strata_{estimator}_{key}_expected"] = r["estimate"]
-        out[f"strata_{estimator}_{key}_expected_ci_low"] = r["ci_low"]
-        out[f"strata_{estimator}_{key}_expected_ci_high"] = r["ci_high"]
-    out.update(strata_msc=block["coverage"]["cluster"]["msc"],
-               strata_scc=block["coverage"]["cluster"]["scc"],
-               strata_uncovered_weight=block["uncovered_weight"])
+    for estimator, r in summary.estimates["expected"]["analytic"].items():
+        out[f"strata_{estimator}_{key}_expected"] = r.estimate
+        out[f"strata_{estimator}_{key}_expected_ci_low"] = r.ci_low
+        out[f"strata_{estimator}_{key}_expected_ci_high"] = r.ci_high
+    out.update(strata_msc=summary.cluster_coverage.msc, strata_scc=summary.cluster_coverage.scc,
+               strata_uncovered_weight=summary.uncovered_weight)
     return out
 
 
@@ -76,11 +78,6 @@ def align_strata(strata: QueryStrata, qids) -> tuple[QueryStrata, list]:
                          fix="check that the results and the structure share a corpus")
     missing = [q for q in strata.queries if q not in evaluated]
     return (strata if not missing else strata.subset(keep)), missing
-
-
-def _f(x) -> float | None:
-    x = float(x)
-    return None if not math.isfinite(x) else x
 
 
 def _stratum_key(label):
@@ -119,14 +116,13 @@ def _covered_design(ev) -> StratifiedDesign:
                                         scheme="cluster")
 
 
-def _coverage(sub, artifact, n_min: int, top_gaps: int) -> dict:
+def _coverage(sub, artifact, n_min: int) -> tuple:
+    """Coverage of the fine clusters, and of their Δ×J cells when J exists (else None)."""
     mass, labels = artifact.cluster_mass, artifact.cluster_labels
-    coverage = {"cluster": strata_coverage(sub, mass, scheme="cluster", n_min=n_min,
-                                           labels=labels).to_dict(top_gaps)}
-    if sub.has_alignment:
-        coverage["cell"] = strata_coverage(sub, mass, scheme="cell", n_min=n_min,
-                                           labels=labels).to_dict(top_gaps)
-    return coverage
+    cluster = strata_coverage(sub, mass, scheme="cluster", n_min=n_min, labels=labels)
+    cell = (strata_coverage(sub, mass, scheme="cell", n_min=n_min, labels=labels)
+            if sub.has_alignment else None)
+    return cluster, cell
 
 
 def _estimates(columns, design, ev, n_resamples, seed, confidence_level):
@@ -134,12 +130,11 @@ def _estimates(columns, design, ev, n_resamples, seed, confidence_level):
     analytic = stratified_estimates(columns, design)
     boot = stratified_bootstrap(columns, design, n_resamples=n_resamples, seed=seed,
                                 analytic=analytic)
-    estimates = {}
-    for k in columns:
-        estimates[k] = {"analytic": {e: _bounded(r.to_dict(confidence_level), k)
-                                     for e, r in analytic[k].items()},
-                        "bootstrap": {e: _bounded(r.to_dict(confidence_level), k)
-                                      for e, r in boot[k].items() if e != "strata"}}
+    estimates = {k: {"analytic": {e: BoundedEstimate(k, "analytic", r, confidence_level)
+                                  for e, r in analytic[k].items()},
+                     "bootstrap": {e: BoundedEstimate(k, "bootstrap", r, confidence_level)
+                                   for e, r in boot[k].items() if e != "strata"}}
+                 for k in columns}
     # the fine clusters no query reaches: μ with the metric 0 / 1 there, each evaluated
     # stratum's covered clusters at its mean (the design below), so the bounds hold the
     # evaluated corpus-weighted estimate
@@ -148,7 +143,7 @@ def _estimates(columns, design, ev, n_resamples, seed, confidence_level):
     post = stratified_estimates(columns.column("expected"), covered).get("post_stratified")
     if post is not None:
         b, bi = post.bounds, post.bounds_interval(confidence_level)
-        ci_low, ci_high = _clip(bi.low, bi.high, "expected")
+        ci_low, ci_high = clip(bi.low, bi.high, "expected")
         bounds = {"low": b.low, "high": b.high, "ci_low": ci_low, "ci_high": ci_high,
                   "uncovered_weight": post.uncovered_weight,
                   "rule": "μ with the metric 0 / 1 on every fine cluster without queries, the "
@@ -165,16 +160,16 @@ def _per_stratum_rows(columns, design, ev, boot, confidence_level) -> list:
         if design.counts[i] == 0:
             continue
         s = _cluster_of(lab)
-        lo_hi = _clip(a_low[i], a_high[i], "expected")
-        boot_lo_hi = _clip(b_low[i], b_high[i], "expected")
+        lo_hi = clip(a_low[i], a_high[i], "expected")
+        boot_lo_hi = clip(b_low[i], b_high[i], "expected")
         row = {"stratum": _stratum_key(lab), "name": ev.names[s], "label": ev.labels[s],
                "level": ev.cut.nodes[s][0], "n": int(design.counts[i]),
-               "weight": _f(design.weights[i]), "corpus_mass": _f(ev.weights[s]),
+               "weight": finite(design.weights[i]), "corpus_mass": finite(ev.weights[s]),
                "ci_low": lo_hi[0], "ci_high": lo_hi[1],
                "boot_ci_low": boot_lo_hi[0], "boot_ci_high": boot_lo_hi[1],
-               "standard_error": _f(tables["expected"].standard_error[i])}
+               "standard_error": finite(tables["expected"].standard_error[i])}
         for k in columns:
-            row[k] = _f(tables[k].mean[i])
+            row[k] = finite(tables[k].mean[i])
         rows.append(row)
     rows.sort(key=lambda r: (-r["n"], str(r["stratum"])))
     return rows
@@ -186,7 +181,7 @@ def _cluster_tables(sub, ev, expected, artifact) -> tuple[list, list]:
     C = sub.n_clusters
     counts = np.bincount(sub.primary, minlength=C)
     clusters = [{"cluster": c, "label": artifact.cluster_labels.get(c),
-                 "mass": _f(artifact.cluster_mass.get(c, 0.0)), "n_queries": int(counts[c]),
+                 "mass": finite(artifact.cluster_mass.get(c, 0.0)), "n_queries": int(counts[c]),
                  "stratum": int(ev.cut.stratum[c])} for c in range(C)]
     cells = []
     if sub.has_alignment:
@@ -204,25 +199,26 @@ def _cluster_tables(sub, ev, expected, artifact) -> tuple[list, list]:
             mean = np.divide(tot, n, out=np.full(grid.shape, np.nan), where=n > 0)
             cells.append({"stratum": s, "name": ev.names[s], "label": ev.labels[s],
                           "n_queries": int(sel.sum()), "counts": n.tolist(),
-                          "mean": [[_f(v) for v in row] for row in mean.tolist()]})
+                          "mean": [[finite(v) for v in row] for row in mean.tolist()]})
         cells.sort(key=lambda r: -r["n_queries"])
     return clusters, cells
 
 
-def _heterogeneity(expected, design, ev, n_resamples, n_min, seed) -> dict | None:
-    """The chance tests of one system at the evaluated grain (None: one stratum)."""
+def _heterogeneity(expected, design, ev, n_resamples, n_min, seed) -> tuple:
+    """The chance tests of one system at the evaluated grain, its tested strata named:
+    ``(heterogeneity, split_half)``, both None with one stratum."""
     if len(expected) < 2 or design.n_covered < 2:
-        return None
+        return None, None
     het = heterogeneity_test(expected, design.index, n_resamples=n_resamples,
-                             min_size=n_min, seed=seed).to_dict()
-    het["split_half"] = split_half_reliability(
-        expected, design.index, n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES),
-        seed=seed).to_dict()
-    for row in het["strata"]:
+                             min_size=n_min, seed=seed)
+    split_half = split_half_reliability(
+        expected, design.index, n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES), seed=seed)
+    rows = []
+    for row in het.strata:
         lab = design.labels[int(row["stratum"])]
-        row.update(stratum=_stratum_key(lab), name=ev.names[_cluster_of(lab)],
-                   label=ev.labels[_cluster_of(lab)])
-    return het
+        rows.append({**row, "stratum": _stratum_key(lab), "name": ev.names[_cluster_of(lab)],
+                     "label": ev.labels[_cluster_of(lab)]})
+    return replace(het, strata=tuple(rows)), split_half
 
 
 def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
@@ -231,8 +227,9 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                        level: int = 0, n_resamples: int = 2000, seed: int = 0,
                        confidence_level: float = 0.95, top_gaps: int = 20,
                        power: bool = True, origin: str = "original",
-                       gate: str | None = None) -> dict:
-    """The JSON-ready ``strata`` block of one system (see the module docstring).
+                       gate: str | None = None) -> StratifiedSummary:
+    """One system's stratified evaluation, a :class:`.summary.StratifiedSummary` (see the module
+    docstring; its ``to_dict()`` is the JSON ``strata`` block).
 
     ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
     ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is derived), or a plain
@@ -250,18 +247,17 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     pq = PerQuery.from_mapping(per_query_values)
     sub, not_evaluated = align_strata(strata, pq.queries)
     evaluated = set(pq.queries)
-    excluded = [{"qid": e.qid, "reason": e.reason} for e in strata.excluded]
     ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
     design = _design(ev, scheme)
     columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
     expected = columns.column("expected")
-    coverage = _coverage(sub, artifact, n_min, top_gaps)
+    cluster_cov, cell_cov = _coverage(sub, artifact, n_min)
     analytic, boot, estimates, bounds = _estimates(columns, design, ev, n_resamples, seed,
                                                    confidence_level)
     rows = _per_stratum_rows(columns, design, ev, boot, confidence_level)
     means = [r["expected"] for r in rows]
     clusters, cells = _cluster_tables(sub, ev, expected, artifact)
-    het = _heterogeneity(expected, design, ev, n_resamples, n_min, seed)
+    het, split_half = _heterogeneity(expected, design, ev, n_resamples, n_min, seed)
     mde = (detectable_effect(expected, expected, design.index, test="heterogeneity", seed=seed)
            if power and het is not None else None)
     grid = sub.grid
@@ -269,45 +265,28 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                                             minlength=grid.n_dispersion).tolist(),
                   "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
                                            minlength=grid.n_alignment).tolist()}
-    return {
-        "measure": measure, "scheme": scheme, "definitions": "ours (see the docstrings of "
-        "mteb_stratified.core.strata, .hierarchy, .cells, .estimators, .coverage, .chance and "
-        ".power)",
-        "structure": {"corpus_fingerprint": artifact.corpus_fingerprint,
-                      "n_clusters": artifact.n_clusters,
-                      "tree_levels": artifact.cluster_tree.n_levels},
-        "grain": ev.describe(),
-        "bins": sub.bins.to_dict(), "levels": list(grid.dispersion_levels),
-        "alignment_levels": list(grid.alignment_levels), "bin_counts": bin_counts,
-        "warnings": _warnings(sub, bin_counts, ev) + _origin_warning(origin, gate),
-        "origin": origin, "gate_verdict": gate if origin != "original" else None,
-        "generated": _generated_apart(pq, strata, columns, confidence_level),
-        "n_queries": sub.n_queries,
-        "excluded": excluded, "n_excluded": len(excluded),
-        "n_excluded_evaluated": sum(1 for e in excluded if e["qid"] in evaluated),
-        "not_evaluated": len(not_evaluated),
-        "coverage": coverage,
-        "gaps": coverage["cluster"]["top_gaps"],
-        "estimates": estimates,
+    return StratifiedSummary(
+        measure=measure, scheme=scheme, corpus_fingerprint=artifact.corpus_fingerprint,
+        n_clusters=artifact.n_clusters, tree_levels=artifact.cluster_tree.n_levels,
+        grain=ev.describe(), bins=sub.bins, levels=grid.dispersion_levels,
+        alignment_levels=grid.alignment_levels, bin_counts=bin_counts,
+        warnings=_warnings(sub, bin_counts, ev) + _origin_warning(origin, gate),
+        origin=origin, gate_verdict=gate if origin != "original" else None,
+        generated=_generated_apart(pq, strata, columns, confidence_level),
+        n_queries=sub.n_queries, excluded=strata.excluded,
+        n_excluded_evaluated=sum(1 for e in strata.excluded if e.qid in evaluated),
+        not_evaluated=len(not_evaluated),
+        cluster_coverage=cluster_cov, cell_coverage=cell_cov, top_gaps=top_gaps,
+        estimates=estimates,
         # the corpus weight of fine clusters no query reaches (the evaluated strata hold them
         # all, so at that grain nothing is uncovered unless a stratum has no query)
-        "uncovered_weight": bounds["uncovered_weight"] if bounds else design.uncovered_weight,
-        "evaluated_uncovered_weight": design.uncovered_weight,
-        "bounds": bounds,
-        "per_stratum": rows,
-        "heterogeneity": het,
-        "power": mde,
-        "alignment_vs_lexical": _alignment_vs_lexical(sub, expected),
-        "spread": (max(means) - min(means)) if means else None,
-        "spread_min_n": _spread(rows, n_min),
-        "clusters": clusters, "cells": cells,
-        "settings": {"n_min": n_min, "min_queries": ev.cut.min_queries, "level": ev.cut.start,
-                     "n_resamples": n_resamples, "seed": seed,
-                     "confidence_level": confidence_level,
-                     "cell_rule": "proportional (W_s · n_cell / n_s)",
-                     "bootstrap": "Rao–Wu rescaling, m_h = n_h − 1",
-                     "interval_range": INTERVAL_RULE},
-    }
+        uncovered_weight=bounds["uncovered_weight"] if bounds else design.uncovered_weight,
+        evaluated_uncovered_weight=design.uncovered_weight, bounds=bounds,
+        per_stratum=rows, heterogeneity=het, split_half=split_half, power=mde,
+        alignment_vs_lexical=_alignment_vs_lexical(sub, expected),
+        spread=(max(means) - min(means)) if means else None,
+        spread_min_n=_spread(rows, n_min), clusters=clusters, cells=cells,
+        n_min=n_min, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
 
 
 def _warnings(sub, bin_counts, ev) -> list:
@@ -342,7 +321,7 @@ def _generated_apart(pq, strata, columns, confidence_level) -> dict | None:
     for name, vals in (("generated", pq.subset(apart)), ("original", columns)):
         x = vals.column("expected")
         est = stratified_estimates(x, StratifiedDesign.from_labels([0] * x.size))["pooled"]
-        d = _bounded(est.to_dict(confidence_level), "expected")
+        d = bounded(est.to_dict(confidence_level), "expected")
         out[name] = {k: d[k] for k in ("estimate", "standard_error", "ci_low", "ci_high",
                                        "n_queries")}
     return out
@@ -352,28 +331,6 @@ def _alignment_vs_lexical(sub, expected) -> dict | None:
     if sub.lexical is None or sub.n_relevant is None or not sub.has_alignment:
         return None
     return alignment_adds(sub.alignment, sub.lexical, sub.n_relevant, expected)
-
-
-#: How every reported interval respects the metric's range.
-INTERVAL_RULE = ("intervals are intersected with the range of the value: [0, 1] for expected, "
-                 "min, max and oblivious (every measure here lies in [0, 1]), [-1, 1] for bias; "
-                 "the true mean lies in that range, so the intersection never lowers coverage")
-_RANGES = {"expected": (0.0, 1.0), "min": (0.0, 1.0), "max": (0.0, 1.0),
-           "oblivious": (0.0, 1.0), "bias": (-1.0, 1.0)}
-
-
-def _clip(low, high, key: str) -> tuple:
-    lo, hi = _RANGES.get(key, (-math.inf, math.inf))
-    low, high = _f(low), _f(high)
-    return (None if low is None else min(max(low, lo), hi),
-            None if high is None else max(min(high, hi), lo))
-
-
-def _bounded(d: dict, key: str) -> dict:
-    """An estimate's dict with its interval intersected with the value's range."""
-    d = dict(d)
-    d["ci_low"], d["ci_high"] = _clip(d.get("ci_low"), d.get("ci_high"), key)
-    return d
 
 
 def _spread(rows, n_min) -> dict | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import math
+from typing import Mapping
 
 from ..io.outputs import atomic_write
 
@@ -27,10 +28,10 @@ def _num(x) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.6g}"
 
 
-def strata_rows(strata, artifact, qrels: dict, grain: dict | None = None) -> list[dict]:
+def strata_rows(strata, artifact, qrels: dict, grain: Mapping | None = None) -> list[dict]:
     """The rows of the table (module docstring), stratified queries first, in strata order.
 
-    ``grain``: a strata block's ``grain`` (its evaluated strata and their fine clusters);
+    ``grain``: a :class:`.summary.StratifiedSummary`'s ``grain`` (its evaluated strata and their fine clusters);
     without it the evaluated columns are empty."""
     labels = artifact.cluster_labels
     rec = strata.records()

@@ -85,7 +85,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     assert found["overlaps"] == [], found["overlaps"][:10]
     assert found["outside"] == [], found["outside"][:10]
     assert found["scrollWidth"] <= 1400
-    first = next(iter(report["systems"].values()))
+    first = next(iter(report["systems"].values())).to_dict()
     n_min = first["settings"]["n_min"]
     drawn = " ".join(found["figures"]["per-stratum"])
     for r in first["per_stratum"][:25]:

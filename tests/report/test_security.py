@@ -45,6 +45,27 @@ def _relabel(node):
             _relabel(v)
 
 
+def _hostile(summary):
+    """The summary with every cluster label, the measure, the warnings and the bins' source
+    hostile (a summary is immutable: a changed copy)."""
+    from dataclasses import replace
+
+    from mteb_stratified.core.coverage import Gap
+    from mteb_stratified.core.strata import Bins
+
+    block = summary.to_dict()
+    _relabel(block)
+    cov, het = summary.cluster_coverage, summary.heterogeneity
+    return replace(
+        summary, measure=summary.measure + MEASURE_TAIL, warnings=[WARNING],
+        bins=Bins(summary.bins.dispersion, summary.bins.alignment, LABEL),
+        **{k: block[k] for k in ("grain", "per_stratum", "clusters", "cells", "spread_min_n")},
+        cluster_coverage=replace(cov, gaps=tuple(Gap(g.stratum, g.mass, LABEL)
+                                                 for g in cov.gaps)),
+        heterogeneity=het if het is None else replace(het, strata=tuple(
+            block["heterogeneity"]["strata"])))
+
+
 @pytest.fixture(scope="module")
 def hostile(strata, artifact, two_systems):
     values = list(two_systems.values())
@@ -52,11 +73,7 @@ def hostile(strata, artifact, two_systems):
     summaries = {n: stratified_summary(v, strata, artifact, n_resamples=20, seed=0, n_min=2,
                                        min_queries=10, power=False)
                  for n, v in systems.items()}
-    for block in summaries.values():
-        _relabel(block)
-        block["measure"] += MEASURE_TAIL
-        block["warnings"] = [WARNING]
-        block["bins"]["source"] = LABEL
+    summaries = {n: _hostile(summary) for n, summary in summaries.items()}
     stability = stability_summary(systems, strata, artifact, min_queries=10)
     flip = {"a": SYSTEMS[0], "b": SYSTEMS[1], "ahead": {"pooled": SYSTEMS[0], "macro": SYSTEMS[1]}}
     stability["flips"] = stability["significant_flips"] = [flip]  # the "Flips" line

@@ -39,7 +39,7 @@ def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
     # …and they separate the test queries (the fallback rule put every one in one bin)
     assert all(min(c) > 0 for c in
                stratified_summary({q: 0.5 for q in strata.queries}, strata, artifact,
-                                  n_resamples=10)["bin_counts"].values())
+                                  n_resamples=10).to_dict()["bin_counts"].values())
 
 
 def test_fallback_bins_without_stored_ones(artifact, dataset):
@@ -96,7 +96,7 @@ def test_soft_alignment_bounds_exact_and_uses_soft_cut_points(artifact, dataset)
 
 def test_summary_block(strata, artifact, two_systems):
     vals = two_systems["A"]
-    b = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3)
+    b = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3).to_dict()
     json.dumps(b)  # JSON-ready
     assert b["n_queries"] == strata.n_queries
     cov = b["coverage"]["cluster"]
@@ -146,13 +146,13 @@ def test_summary_block(strata, artifact, two_systems):
     assert b["spread"] == pytest.approx(max(r["expected"] for r in rows)
                                         - min(r["expected"] for r in rows))
     # seeded bootstrap is reproducible
-    b2 = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3)
+    b2 = stratified_summary(vals, strata, artifact, n_resamples=200, seed=3).to_dict()
     assert b2["estimates"] == b["estimates"]
 
 
 def test_plain_mapping_and_cell_scheme(strata, artifact, two_systems):
     vals = two_systems["A"]["expected"]
-    b = stratified_summary(vals, strata, artifact, scheme="cell", n_resamples=50)
+    b = stratified_summary(vals, strata, artifact, scheme="cell", n_resamples=50).to_dict()
     assert b["scheme"] == "cell"
     assert all(isinstance(r["stratum"], list) and len(r["stratum"]) == 3
                for r in b["per_stratum"])
@@ -161,7 +161,7 @@ def test_plain_mapping_and_cell_scheme(strata, artifact, two_systems):
 
 def test_subset_of_queries_is_reported(strata, artifact, two_systems):
     vals = {k: dict(list(v.items())[:30]) for k, v in two_systems["A"].items()}
-    b = stratified_summary(vals, strata, artifact, n_resamples=50)
+    b = stratified_summary(vals, strata, artifact, n_resamples=50).to_dict()
     assert b["n_queries"] == 30 and b["not_evaluated"] == strata.n_queries - 30
 
 
@@ -172,7 +172,7 @@ def test_query_without_relevant_documents_is_reported(artifact, dataset):
     s = strata_for_dataset(artifact, replace(dataset, qrels=qrels))
     assert [e.qid for e in s.excluded] == [q0]
     vals = {q: 0.5 for q in qrels}
-    b = stratified_summary(vals, s, artifact, n_resamples=50)
+    b = stratified_summary(vals, s, artifact, n_resamples=50).to_dict()
     assert b["n_excluded"] == 1 and b["excluded"][0]["qid"] == q0
     assert "relevant" in b["excluded"][0]["reason"]
     assert b["n_queries"] == len(qrels) - 1
@@ -212,15 +212,16 @@ def test_another_number_of_bins_flows_through_block_and_report(artifact, dataset
     st = strata_for_dataset(artifact, dataset, bins=bins)
     vals = {k: {q: v for q, v in col.items() if q in set(st.queries)}
             for k, col in two_systems["A"].items()}
-    block = stratified_summary(vals, st, artifact, scheme="cell", n_resamples=50, n_min=2)
+    summary = stratified_summary(vals, st, artifact, scheme="cell", n_resamples=50, n_min=2)
+    block = summary.to_dict()
     assert block["levels"] == ["Q1", "Q2", "Q3", "Q4", "N/A"]
     assert block["alignment_levels"] == ["Low", "High", "N/A"]
     assert all(np.array(c["counts"]).shape == (5, 3) for c in block["cells"])
     assert len(block["bin_counts"]["dispersion"]) == 5
     assert block["coverage"]["cell"]["units"] == 15 * artifact.n_clusters
-    html = render_html(build_report({"A": block}))
+    html = render_html(build_report({"A": summary}))
     assert "Q1 ≤ 0.8 &lt; Q2 ≤ 0.87 &lt; Q3 ≤ 0.9 &lt; Q4" in html  # escaped in the HTML
-    assert "Low ≤ 0 &lt; High" in html and "Q4" in to_markdown(build_report({"A": block}))
+    assert "Low ≤ 0 &lt; High" in html and "Q4" in to_markdown(build_report({"A": summary}))
 
 
 def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dataset, strata):
@@ -241,10 +242,11 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
     assert set(st.queries) == set(strata.queries) - set(gen)
     assert {e.qid for e in st.excluded if e.reason == GENERATED_APART} == set(gen)
     vals = synthetic_values(qids, 5)
-    b = stratified_summary(vals, st, artifact, n_resamples=50, seed=1)
+    summary = stratified_summary(vals, st, artifact, n_resamples=50, seed=1)
+    b = summary.to_dict()
     only = {k: {q: v[q] for q in qids if q not in gen} for k, v in vals.items()}
     ref = stratified_summary(only, strata.subset([q for q in strata.queries if q not in gen]),
-                             artifact, n_resamples=50, seed=1)
+                             artifact, n_resamples=50, seed=1).to_dict()
     assert b["estimates"] == ref["estimates"] and b["n_queries"] == ref["n_queries"]
     g = b["generated"]
     assert g["generated"]["n_queries"] == 10
@@ -252,22 +254,24 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
                                                                 for q in gen]))
     assert g["original"]["estimate"] == pytest.approx(
         b["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
-    text = " ".join(what_this_says(build_report({"A": b}, None, {})))
+    text = " ".join(what_this_says(build_report({"A": summary}, None, {})))
     assert "Generated queries: 10 of this split's queries are generated" in text
     # one generated query: no interval, and the report says its mean all the same
     one = replace(dataset, origins={qids[0]: "generated"})
-    b1 = stratified_summary(vals, strata_for_dataset(artifact, one), artifact, n_resamples=50,
+    s1 = stratified_summary(vals, strata_for_dataset(artifact, one), artifact, n_resamples=50,
                             seed=1)
+    b1 = s1.to_dict()
     assert b1["generated"]["generated"]["ci_low"] is None
     assert "1 of this split's queries are generated" in " ".join(
-        what_this_says(build_report({"A": b1}, None, {})))
+        what_this_says(build_report({"A": s1}, None, {})))
     # every query generated: stratified as it is, and the block says so
     all_gen = replace(dataset, origins={q: "generated" for q in qids})
     assert split_origin(all_gen) == "generated"
     st2 = strata_for_dataset(artifact, all_gen)
     assert set(st2.queries) == set(strata.queries)
-    b2 = stratified_summary(vals, st2, artifact, n_resamples=50, seed=1, origin="generated")
+    s2 = stratified_summary(vals, st2, artifact, n_resamples=50, seed=1, origin="generated")
+    b2 = s2.to_dict()
     assert b2["origin"] == "generated" and b2["generated"] is None
     assert any(w.startswith("every query of this split is generated") for w in b2["warnings"])
     assert "every query of this split is generated" in " ".join(
-        what_this_says(build_report({"A": b2}, None, {})))
+        what_this_says(build_report({"A": s2}, None, {})))

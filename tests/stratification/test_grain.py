@@ -31,7 +31,7 @@ def test_fewer_queries_than_min_queries_is_one_stratum_and_says_so(strata, artif
     ev = evaluated_strata(strata, artifact, min_queries=10_000)
     assert ev.cut.short and ev.n_strata == 1
     block = stratified_summary(two_systems["A"], strata, artifact, min_queries=10_000,
-                               n_resamples=20)
+                               n_resamples=20).to_dict()
     assert block["heterogeneity"] is None and block["power"] is None
     assert any("fewer than --min-queries" in w for w in block["warnings"])
 
@@ -92,7 +92,8 @@ def test_alignment_is_reported_next_to_lexical_containment(strata, artifact, two
     assert strata.lexical is not None and strata.lexical.shape == (strata.n_queries,)
     finite = strata.lexical[np.isfinite(strata.lexical)]
     assert finite.size and ((finite >= 0) & (finite <= 1)).all()
-    block = stratified_summary(two_systems["A"], strata, artifact, n_resamples=20, power=False)
+    block = stratified_summary(two_systems["A"], strata, artifact, n_resamples=20,
+                               power=False).to_dict()
     lex = block["alignment_vs_lexical"]
     assert lex["partial_given_rel_and_lexical"]["n"] > 20 and "J " in lex["verdict"]
 

@@ -84,41 +84,42 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
     result = tie_aware_evaluation(qrels, run, task.k_values, exact_depth=exact, depth=top_k)
     base.update(tie_aware_scores(result, task.k_values, top_k=top_k, run=run))
     base.update(strata_scores(result, getattr(task, "query_strata", None), task.metadata.main_score))
-    block = bundled_strata_block(task, result, hf_split)
-    if block is not None:
+    summary = bundled_strata_block(task, result, hf_split)
+    if summary is not None:
         from mteb_stratified.stratification import flat_strata_scores
 
-        base.update(flat_strata_scores(block, STRATA_MEASURE))
+        base.update(flat_strata_scores(summary, STRATA_MEASURE))
     ks = sorted({int(k) for k in task.k_values})
-    _RUN_LOG.info("%s", summary_line(task.metadata.name, hf_split, result, block,
+    _RUN_LOG.info("%s", summary_line(task.metadata.name, hf_split, result, summary,
                                      top_k=10 if 10 in ks else ks[0]))
     if prediction_folder is not None:
         path = Path(prediction_folder) / f"{task.metadata.name}_per_query.csv"
         model, revision = getattr(task, "_tie_model", ("", ""))
         write_per_query(result, path, hf_subset=hf_subset, hf_split=hf_split, model=model,
                         revision=revision)
-        if block is not None:
+        if summary is not None:
             from ...core.jsonsafe import dumps_json
 
             strata_path = Path(prediction_folder) / f"{task.metadata.name}_strata_{hf_split}.json"
-            strata_path.write_text(dumps_json(block, indent=2, default=str), encoding="utf-8")
+            strata_path.write_text(dumps_json(summary.to_dict(), indent=2, default=str),
+                                   encoding="utf-8")
     return base
 
 
-def summary_line(task_name: str, split: str, result, block: dict | None, *, top_k: int = 10) -> str:
+def summary_line(task_name: str, split: str, result, summary=None, *, top_k: int = 10) -> str:
     """One line with the main figures of a tie-aware evaluation (logged when a task ends)."""
     m = result[f"nDCG@{top_k}"]
     share = result.tie_stats(top_k)["tied_query_share"]
     line = (f"{task_name} {split}: nDCG@{top_k} expected {m.expected:.4f} (range {m.range:.4f},"
             f" bias {m.bias:+.4f}; stock tie-oblivious {m.oblivious:.4f}), "
             f"{100 * share:.1f}% of {len(result.queries)} queries tie in the top {top_k}")
-    if block is not None:
-        post = block["estimates"]["expected"]["analytic"].get("post_stratified")
-        cov = block["coverage"]["cluster"]
+    if summary is not None:
+        post = summary.post_stratified
+        cov = summary.cluster_coverage
         if post is not None:
-            line += (f"; corpus-weighted {post['estimate']:.4f} "
-                     f"[{post['ci_low']:.4f}, {post['ci_high']:.4f}]")
-        line += f"; MSC {cov['msc']:.3f}, SCC {cov['scc']:.3f}"
+            line += (f"; corpus-weighted {post.estimate:.4f} "
+                     f"[{post.ci_low:.4f}, {post.ci_high:.4f}]")
+        line += f"; MSC {cov.msc:.3f}, SCC {cov.scc:.3f}"
     return line
 
 
@@ -126,8 +127,9 @@ def summary_line(task_name: str, split: str, result, block: dict | None, *, top_
 STRATA_MEASURE = "nDCG@10"
 
 
-def bundled_strata_block(task, result, hf_split: str) -> dict | None:
-    """The strata block of a task whose dataset ships a structure (``bundled_strata``).
+def bundled_strata_block(task, result, hf_split: str):
+    """The :class:`~mteb_stratified.stratification.StratifiedSummary` of a task whose dataset
+    ships a structure (``bundled_strata``), or None.
 
     Uses the bundled structure artifact and the precomputed query entities
     (:mod:`mteb_stratified.stratification.bundled`), so no entity extractor runs here.  Only the
