@@ -150,7 +150,7 @@ def _figure(draw, figsize) -> str:
         fig = Figure(figsize=figsize, layout="constrained")
         draw(fig)
         buf = io.StringIO()
-        fig.savefig(buf, format="svg")
+        fig.savefig(buf, format="svg", metadata={"Date": None})  # reproducible: no timestamp
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
