@@ -1,5 +1,6 @@
-"""Measure names: the one table from an ir_measures-style :class:`~mteb_stratified.core.Measure`
-to MTEB's score keys and BEIR's keys, and back.
+"""Measure names: from an ir_measures-style :class:`~mteb_stratified.core.Measure` to MTEB's
+score keys, BEIR's keys, pytrec_eval's names and the precision sweep's fields, and back; each
+family's names are read from its :class:`~mteb_stratified.core.measures.MeasureFamily`.
 
 =====================  ====================  ===========
 Measure                MTEB key              BEIR key
@@ -12,7 +13,8 @@ Measure                MTEB key              BEIR key
 ``Success@k``          ``success_at_k``      (none)
 =====================  ====================  ===========
 
-pytrec_eval's names (``ndcg_cut_10``) come from :func:`trec_eval_key`.  A measure without a
+pytrec_eval's names (``ndcg_cut_10``) come from :func:`trec_eval_key`, the sweep's field
+prefixes (``ndcg10``) from :func:`sweep_key`.  A measure without a
 cutoff drops ``_at_k`` (``nDCG`` → ``ndcg``).  Parameters other than the
 default are spelled into the MTEB key after the family, as ``_<param>_<value>`` with ``-``
 written ``_`` (``nDCG(dcg='exp-log2')@10`` → ``ndcg_dcg_exp_log2_at_10``,
@@ -20,9 +22,8 @@ written ``_`` (``nDCG(dcg='exp-log2')@10`` → ``ndcg_dcg_exp_log2_at_10``,
 key round-trips.  The tie-aware statistics are suffixes: ``<key>_<stat>`` for each stat of
 :data:`STATS` (``ndcg_at_10_expected``).
 
-To add a measure: its kernel goes into :mod:`mteb_stratified.core` (``measures.py`` declares it,
-``evaluate.py`` computes it); its names go here, in :data:`MTEB_FAMILIES` and, when BEIR
-reports it, :data:`BEIR_FAMILIES`.
+To add a measure: declare its family, names included, in
+:data:`mteb_stratified.core.measures.FAMILIES`; the tables here follow.
 """
 
 from __future__ import annotations
@@ -30,25 +31,26 @@ from __future__ import annotations
 import re
 
 from .core.errors import InputError
-from .core.measures import TREC_EVAL_FAMILIES, Measure, parse_measure
+from .core.measures import FAMILIES, Measure, parse_measure
 
-__all__ = ["parse_measure", "STATS", "AUDIT_KEYS", "audit_key", "MTEB_FAMILIES", "BEIR_FAMILIES", "mteb_key", "tie_key", "split_tie_key",
-           "measure_of_key", "beir_key", "measure_of_beir_key", "mteb_measures",
-           "canonical_name", "trec_eval_key", "trec_eval_family"]
+__all__ = ["parse_measure", "STATS", "AUDIT_KEYS", "audit_key", "MTEB_FAMILIES", "BEIR_FAMILIES",
+           "mteb_key", "tie_key", "split_tie_key", "measure_of_key", "beir_key",
+           "measure_of_beir_key", "mteb_measures", "canonical_name", "trec_eval_key",
+           "trec_eval_family", "sweep_key"]
 
 #: The tie-aware statistics, as key suffixes (``ndcg_at_10_expected``).
 STATS = ("expected", "min", "max", "range", "bias", "oblivious")
 #: ir_measures name -> MTEB family; the order is MTEB's (ndcg, mrr, recall, precision, map).
-MTEB_FAMILIES = {"nDCG": "ndcg", "RR": "mrr", "R": "recall", "P": "precision", "AP": "map",
-                 "Success": "success"}
+MTEB_FAMILIES = {f.name: f.mteb for f in FAMILIES.values()}
 #: The families an MTEB retrieval task reports (its ``k_values`` each).
-MTEB_REPORTED = ("nDCG", "RR", "R", "P", "AP")
+MTEB_REPORTED = tuple(f.name for f in FAMILIES.values() if f.mteb_reported)
 #: The tie audit's keys (``EvaluationResult.tie_stats(k)`` field -> MTEB key prefix, ``_at_k``
 #: appended): ``ties_query_share_at_10``, ...
 AUDIT_KEYS = {"tied_query_share": "ties_query_share", "mean_tie_group_size": "ties_mean_group_size",
               "max_tie_group_size": "ties_max_group_size"}
-#: ir_measures name -> BEIR family (BEIR's EvaluateRetrieval keys).
-BEIR_FAMILIES = {"nDCG": "NDCG", "AP": "MAP", "R": "Recall", "P": "P", "RR": "MRR"}
+#: ir_measures name -> BEIR family (BEIR's EvaluateRetrieval keys), in BEIR's order:
+#: ``evaluate``'s four (ndcg, _map, recall, precision), then ``evaluate_custom``'s MRR.
+BEIR_FAMILIES = {name: FAMILIES[name].beir for name in ("nDCG", "AP", "R", "P", "RR")}
 
 _FROM_MTEB = {v: k for k, v in MTEB_FAMILIES.items()}
 _FROM_BEIR = {v: k for k, v in BEIR_FAMILIES.items()}
@@ -93,8 +95,12 @@ def split_tie_key(key: str) -> "tuple[str, str] | None":
     return None
 
 
-_KEY = re.compile(r"^(?P<family>[a-z]+)(?P<params>(?:_(?:dcg|rel)_[A-Za-z0-9_]+?)*)"
+#: The parameter names of all families (``dcg|rel``), and those that take an integer.
+_PARAMS = "|".join(sorted({p for f in FAMILIES.values() for p in f.params}))
+_INT_PARAMS = {p for f in FAMILIES.values() for p, choices in f.params.items() if not choices}
+_KEY = re.compile(rf"^(?P<family>[a-z]+)(?P<params>(?:_(?:{_PARAMS})_[A-Za-z0-9_]+?)*)"
                   r"(?:_at_(?P<k>\d+))?$")
+_PARAM = re.compile(rf"^_({_PARAMS})_(.+?)(?=_(?:{_PARAMS})_|$)")
 
 
 def _measure_or_none(key: str) -> "Measure | None":
@@ -105,11 +111,11 @@ def _measure_or_none(key: str) -> "Measure | None":
     params = []
     rest = m.group("params")
     while rest:
-        pm = re.match(r"^_(dcg|rel)_(.+?)(?=_(?:dcg|rel)_|$)", rest)
+        pm = _PARAM.match(rest)
         if pm is None:
             return None
         pname, value = pm.group(1), pm.group(2)
-        params.append(f"{pname}={int(value)}" if pname == "rel" and value.isdigit()
+        params.append(f"{pname}={int(value)}" if pname in _INT_PARAMS and value.isdigit()
                       else f"{pname}='{value.replace('_', '-')}'")
         rest = rest[pm.end():]
     text = name + (f"({','.join(params)})" if params else "") + (
@@ -160,14 +166,9 @@ def mteb_measures(k_values) -> list:
     return [parse_measure(f"{name}@{k}") for name in MTEB_REPORTED for k in ks]
 
 
-#: pytrec_eval families without a cutoff form.
-_NO_CUTOFF = ("ndcg", "map", "recip_rank")
-
-
 def trec_eval_family(name: str) -> str:
     """pytrec_eval's family of an ir_measures name with a cutoff: ``nDCG`` -> ``ndcg_cut``."""
-    family = next((t for t, ours in TREC_EVAL_FAMILIES.items()
-                   if ours == name and t not in _NO_CUTOFF), None)
+    family = FAMILIES[name].trec_eval if name in FAMILIES else None
     if family is None:
         raise InputError(f"pytrec_eval has no cutoff family for {name!r}",
                          fix="use nDCG, AP, R, P or Success (RR has no cutoff in trec_eval)")
@@ -182,3 +183,13 @@ def trec_eval_key(measure) -> str:
         raise InputError(f"pytrec_eval has no cutoff measure for {m!r}",
                          fix="use nDCG@k, AP@k, R@k, P@k or Success@k")
     return f"{trec_eval_family(m.name)}_{m.cutoff}"
+
+
+def sweep_key(measure) -> str:
+    """The precision sweep's field prefix of a measure: ``nDCG@10`` -> ``ndcg10``,
+    ``RR@10`` -> ``rr10``, ``R@100`` -> ``r100`` (its fields: ``ndcg10_expected``, ...)."""
+    m = _measure(measure)
+    if m.params:
+        raise InputError(f"the precision sweep has no field for {m!r}",
+                         fix="use a measure without parameters, e.g. nDCG@10")
+    return m.family.sweep + ("" if m.cutoff is None else str(m.cutoff))

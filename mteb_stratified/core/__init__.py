@@ -1,12 +1,14 @@
 """The numeric core: numpy/scipy only, the bottom layer (imports nothing above it).
 
-* tie-aware evaluation: ``measures`` (Measure value objects), ``arrays`` (padded ranking
-  arrays), ``ties``, ``kernels`` (closed forms, formulas in the docstrings), ``evaluate``,
-  ``results`` (frozen result objects);
+* tie-aware evaluation: ``measures`` (Measure value objects and one MeasureFamily spec per
+  family: parser, kernel and names), ``arrays`` (padded ranking arrays), ``ties``, ``kernels``
+  (closed forms, formulas in the docstrings), ``evaluate``, ``results`` (frozen result
+  objects);
 * stratification: ``cells`` (the cell encoding and level names: their one owner), ``strata``
   (primary cluster, Δ, J, Bins), ``per_query`` (PerQuery), ``estimators``, ``coverage`` (MSC,
   SCC), ``stability`` (winners and flips), ``chance`` (permutation tests, Holm);
-* ``errors`` (InputError, EndpointError), ``rng`` (random generators), ``precision``.
+* ``errors`` (InputError, EndpointError), ``rng`` (random generators), ``precision`` (the
+  bf16/fp16 grids and the one dtype table).
 
 Nothing here imports torch, mteb, igraph or any other heavy package; tests enforce it.  Importing
 the package loads only what evaluation needs; the stratification names load on first use, and

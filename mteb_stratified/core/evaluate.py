@@ -30,7 +30,7 @@ import numpy as np
 
 from .arrays import RankingArrays, from_matrices, pad_judged
 from .errors import InputError
-from .kernels import at_cutoffs, discount, gain, top_window, trec_eval_key
+from .kernels import GAIN_KERNEL, at_cutoffs, discount, gain, top_window, trec_eval_sort_key
 from .measures import Measure, parse_measures
 from .results import EvaluationResult, MeasureResult
 from .walk import KERNELS, compiled_available, compiled_evaluate, numpy_walk
@@ -39,16 +39,15 @@ __all__ = ["evaluate_arrays", "evaluate_matrices", "OBLIVIOUS_ORDERS", "IDEALS"]
 
 OBLIVIOUS_ORDERS = ("trec_eval", "input")
 IDEALS = ("qrels", "candidates")
-_FAMILY = {"nDCG": "dcg", "P": "hits", "R": "hits", "AP": "ap", "RR": "rr", "Success": "first"}
 #: Entries (rows × candidates) per chunk: the large temporaries stay a few MiB.
 CHUNK_ENTRIES = 2 ** 18
 
 
 def _family(m: Measure, relevance_level: float) -> tuple:
-    kind = _FAMILY[m.name]
-    if kind == "dcg":
-        return (kind, m.param("dcg"))
-    return (kind, m.param("rel", relevance_level))
+    """The ``(kernel, variant)`` pair of a measure (its family's kernel and the value of the
+    parameter that selects the kernel's variant)."""
+    family = m.family
+    return (family.kernel, m.param(family.variant, relevance_level))
 
 
 class _Plan:
@@ -61,28 +60,29 @@ class _Plan:
         self.audit_cuts = sorted(set(self.cuts) | set(tie_cutoffs or ()))
         # every value at cutoffs <= K is fixed by the first K positions and the tie group at K
         self.reach = None if whole or not self.audit_cuts else max(self.audit_cuts)
-        self.levels = sorted({m.param("rel", level) for m in measures if m.name != "nDCG"}
-                             | {level})
-        self.dcgs = sorted({fam[1] for fam in self.families if fam[0] == "dcg"})
+        self.levels = sorted({m.param("rel", level) for m in measures
+                              if m.family.variant == "rel"} | {level})
+        self.dcgs = sorted({fam[1] for fam in self.families if fam[0] == GAIN_KERNEL})
         cut_list = self.cuts + ([None] if whole else [])
         self.slot = {m: (self.families.index(_family(m, level)), cut_list.index(m.cutoff))
                      for m in measures}
         self.n_cuts = len(cut_list)
         self.ideal_cuts = self.cuts + [None]
         # each measure's normalisation for the compiled path (numpy: _finish)
-        self.norms = []
-        for m in measures:
-            f, c = self.slot[m]
-            if m.name == "nDCG":
-                slot = (self.dcgs.index(m.param("dcg")) * len(self.ideal_cuts)
-                        + self.ideal_cuts.index(m.cutoff))
-                self.norms.append((f, c, "ideal", slot, 0))
-            elif m.name == "P":
-                self.norms.append((f, c, "k", 0, m.cutoff))
-            elif m.name in ("R", "AP"):
-                self.norms.append((f, c, "rel", self.levels.index(m.param("rel", level)), 0))
-            else:
-                self.norms.append((f, c, "none", 0, 0))
+        self.norms = [self._norm(m, level) for m in measures]
+
+    def _norm(self, m: Measure, level: float) -> tuple:
+        """``(family index, cut index, norm, slot, k)`` of a measure for the compiled walk:
+        ``slot`` indexes the ideal DCG (norm ``"ideal"``) or the level (``"rel"``)."""
+        f, c = self.slot[m]
+        norm = m.family.norm
+        slot = 0
+        if norm == "ideal":
+            slot = (self.dcgs.index(m.param("dcg")) * len(self.ideal_cuts)
+                    + self.ideal_cuts.index(m.cutoff))
+        elif norm == "rel":
+            slot = self.levels.index(m.param("rel", level))
+        return (f, c, norm, slot, m.cutoff if norm == "k" else 0)
 
     def walk_cuts(self, width: int) -> list:
         """The cutoffs handed to the walk: the whole list is the window's width."""
@@ -93,12 +93,13 @@ def _finish(m: Measure, value: np.ndarray, ideal_dcg: dict, n_rel: dict, level: 
     """Measure values from the summed contributions (the normalisations; the compiled path
     does the same divisions, see :data:`mteb_stratified.core.walk.NORMS`); ``value`` is
     (4, Q): the four arrangements at once."""
-    if m.name == "nDCG":
+    norm = m.family.norm
+    if norm == "ideal":
         ideal = np.broadcast_to(ideal_dcg[(m.param("dcg"), m.cutoff)], value.shape)
         return np.divide(value, ideal, out=np.zeros_like(value), where=ideal > 0)
-    if m.name == "P":
+    if norm == "k":
         return value / m.cutoff
-    if m.name in ("R", "AP"):
+    if norm == "rel":
         r = np.broadcast_to(n_rel[m.param("rel", level)], value.shape)
         return np.divide(value, r, out=np.zeros_like(value), where=r > 0)
     return value
@@ -181,7 +182,7 @@ def _ordered(arr: RankingArrays, plan: _Plan, oblivious: str) -> tuple:
     w = win_s.shape[1]
     win_64 = win_s.astype(np.float64, copy=False)
     if oblivious == "trec_eval":
-        key = trec_eval_key(win_32, np.broadcast_to(win_tb, win_s.shape))
+        key = trec_eval_sort_key(win_32, np.broadcast_to(win_tb, win_s.shape))
         if not np.all(m == w):  # padding last, whatever a real score rounds to in float32
             key[np.arange(w) >= m[:, None]] = np.uint64(0xFFFFFFFFFFFFFFFF)
         order_obl = np.argsort(key, axis=1, kind="stable")  # equal keys: by column, as in C

@@ -1,10 +1,15 @@
 r"""Vectorised kernels: tie-aware and deterministic measure values on padded 2-D arrays.
 
 Every measure here is a sum of per-position *contributions* over the first k positions
-(:func:`at_cutoffs`), so one contribution array serves all cutoffs of a measure.  Positions ``p`` are 1-based in the
-formulas, ranks follow the sorted row, ``d(p) = 1 / log2(p + 1)`` is the DCG discount,
-``rel(p) = [grade(p) >= ℓ]`` for the relevance level ℓ, and ``R`` is the number of judged
-relevant documents of the query (from the qrels, as trec_eval).
+(:func:`at_cutoffs`), so one contribution array serves all cutoffs of a measure.  A measure
+family names its contribution (``MeasureFamily.kernel`` of :mod:`mteb_stratified.core.measures`:
+``dcg``, ``hits``, ``ap``, ``rr`` or ``first``) and the parameter of its variant (the gain of
+``dcg``, the relevance level ℓ of the others); the functions below take the set of
+``(kernel, variant)`` pairs a call needs, resolved once per call from the measures' families.
+Positions ``p`` are 1-based in the formulas, ranks follow the sorted row,
+``d(p) = 1 / log2(p + 1)`` is the DCG discount, ``rel(p) = [grade(p) >= ℓ]`` for the relevance
+level ℓ, and ``R`` is the number of judged relevant documents of the query (from the qrels, as
+trec_eval).
 
 Deterministic values of one arrangement (trec_eval's definitions)::
 
@@ -40,7 +45,11 @@ import numpy as np
 from .ties import TieGroups, group_sum, prefix_sum
 
 __all__ = ["discount", "gain", "deterministic_contributions", "expected_contributions",
-           "arrange_within_groups", "at_cutoffs", "trec_eval_key", "top_window"]
+           "arrange_within_groups", "at_cutoffs", "trec_eval_sort_key", "top_window", "GAIN_KERNEL"]
+
+#: The one kernel whose variant is a gain (``dcg='log2'`` or ``'exp-log2'``); every other
+#: kernel's variant is a relevance level.
+GAIN_KERNEL = "dcg"
 
 
 def discount(n: int) -> np.ndarray:
@@ -60,60 +69,58 @@ def _inv_rank(n: int) -> np.ndarray:
     return 1.0 / np.arange(1, n + 1, dtype=np.float64)
 
 
+def _split(families: set) -> tuple[list, dict]:
+    """The gains of the ``dcg`` kernel, and the other kernels of ``families`` per level."""
+    gains = [param for kind, param in families if kind == GAIN_KERNEL]
+    levels: dict = {}
+    for kind, param in families:
+        if kind != GAIN_KERNEL:
+            levels.setdefault(param, set()).add(kind)
+    return gains, levels
+
+
 def deterministic_contributions(grades: np.ndarray, families: set, disc: np.ndarray) -> dict:
     """Per-position contributions of one fixed arrangement (rows already in ranked order).
 
     ``families`` holds ``("dcg", dcg)`` and ``("hits"|"ap"|"rr"|"first", level)`` keys.
     """
-    out: dict = {}
     inv = _inv_rank(grades.shape[1])
-    for fam in families:
-        if fam[0] == "dcg":
-            out[fam] = gain(grades, fam[1]) * disc
-    for level in {param for kind, param in families if kind != "dcg"}:
-        kinds = {kind for kind, param in families if param == level and kind != "dcg"}
+    gains, levels = _split(families)
+    out: dict = {(GAIN_KERNEL, dcg): gain(grades, dcg) * disc for dcg in gains}
+    for level, kinds in levels.items():
         rel = (grades >= level).astype(np.float64)
         hits = np.cumsum(rel, axis=1)
-        if "hits" in kinds:
-            out[("hits", level)] = rel
-        if "ap" in kinds:
-            out[("ap", level)] = rel * hits * inv
         first = rel * (hits == 1)  # the first relevant document only
-        if "first" in kinds:
-            out[("first", level)] = first
-        if "rr" in kinds:
-            out[("rr", level)] = first * inv
+        terms = {"hits": lambda: rel, "ap": lambda: rel * hits * inv, "first": lambda: first,
+                 "rr": lambda: first * inv}
+        out.update({(kind, level): terms[kind]() for kind in kinds})
     return out
 
 
 def expected_contributions(grades: np.ndarray, groups: TieGroups, families: set,
                            disc: np.ndarray) -> dict:
     """Per-position expected contributions over all orders of each tie group (formulas above)."""
-    out: dict = {}
-    n = grades.shape[1]
-    inv = _inv_rank(n)
+    inv = _inv_rank(grades.shape[1])
     size = groups.size.astype(np.float64)
-    for fam in families:
-        if fam[0] == "dcg":
-            out[fam] = group_sum(gain(grades, fam[1]), groups) / size * disc
-    for level in {param for kind, param in families if kind != "dcg"}:
-        kinds = {kind for kind, param in families if param == level and kind != "dcg"}
+    gains, levels = _split(families)
+    out: dict = {(GAIN_KERNEL, dcg): group_sum(gain(grades, dcg), groups) / size * disc
+                 for dcg in gains}
+    for level, kinds in levels.items():
         rel = (grades >= level).astype(np.float64)
         prefix = prefix_sum(rel)
         r = group_sum(rel, groups, prefix)  # relevant documents in p's group
-        if "hits" in kinds:
-            out[("hits", level)] = r / size
         before = np.take_along_axis(prefix, groups.start, axis=1)  # relevant above p's group
-        if "ap" in kinds:
+        p_first = (_first_relevant(r, size, before, groups) if kinds & {"rr", "first"}
+                   else None)
+
+        def ap() -> np.ndarray:  # called in this iteration, as the lambdas
             pair = np.divide(r * (r - 1.0), size * (size - 1.0), out=np.zeros_like(r),
                              where=size > 1)
-            out[("ap", level)] = ((r / size) * (1.0 + before) + groups.offset * pair) * inv
-        if kinds & {"rr", "first"}:
-            p_first = _first_relevant(r, size, before, groups)
-            if "first" in kinds:
-                out[("first", level)] = p_first
-            if "rr" in kinds:
-                out[("rr", level)] = p_first * inv
+            return ((r / size) * (1.0 + before) + groups.offset * pair) * inv
+
+        terms = {"hits": lambda: r / size, "ap": ap, "first": lambda: p_first,
+                 "rr": lambda: p_first * inv}
+        out.update({(kind, level): terms[kind]() for kind in kinds})
     return out
 
 
@@ -170,7 +177,7 @@ def at_cutoffs(contributions: np.ndarray, cutoffs: Sequence) -> np.ndarray:
     return out
 
 
-def trec_eval_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+def trec_eval_sort_key(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     """Ascending uint64 sort key of trec_eval's order: float32 score descending, doc id descending.
 
     trec_eval (and so pytrec_eval, ir_measures' default and MTEB) keeps scores as 32-bit floats,

@@ -1,9 +1,14 @@
-"""Measures as immutable value objects, named in ir_measures syntax.
+"""Measures as immutable value objects, named in ir_measures syntax, and one spec per family.
 
 ``parse_measure("nDCG@10")`` returns ``nDCG@10``; ``repr`` of a measure is its canonical name, and
 ``parse_measure(repr(m)) == m`` for every measure.  Parameters use ir_measures' spelling:
 ``nDCG(dcg='exp-log2')@10`` (exponential gain), ``P(rel=2)@10`` (relevance threshold).
-Computation lives in :mod:`mteb_stratified.core.kernels`, not here.
+
+Everything about a family sits in one :class:`MeasureFamily` of :data:`FAMILIES`: how it parses
+(aliases, cutoff, parameters), how it is computed (its contribution kernel of
+:mod:`mteb_stratified.core.kernels` and its normalisation) and its names elsewhere (trec_eval,
+MTEB, BEIR, the precision sweep; :mod:`mteb_stratified.naming` reads them).  To add a measure,
+add its family here and its kernel, when new, in ``kernels.py`` and ``walk.py``.
 
 ========  ==========================================  ===============  =================
 name      meaning                                      cutoff           trec_eval name
@@ -28,29 +33,106 @@ from typing import Iterable, Mapping
 from .arrays import MAX_GRADE
 from .errors import InputError
 
-__all__ = ["Measure", "parse_measure", "parse_measures", "MEASURE_NAMES", "MAX_CUTOFF",
+__all__ = ["Measure", "MeasureFamily", "FAMILIES", "parse_measure", "parse_measures",
+           "MEASURE_NAMES", "MAX_CUTOFF", "TREC_EVAL_FAMILIES",
            "nDCG", "RR", "R", "P", "AP", "Success"]
 
 
 @dataclass(frozen=True)
-class _Spec:
-    cutoff: str  # "optional" | "required"
-    params: Mapping[str, tuple]  # name -> allowed values (empty tuple = any int >= 0)
+class MeasureFamily:
+    """One measure family (``nDCG``, ``RR``, ...): its parser, its kernel and its names.
+
+    A measure's value is ``Σ_{p≤k} c(p) / norm``, the per-position contribution ``c`` summed over
+    the first k positions (all of them without a cutoff) and divided by a normaliser (a divisor
+    0 gives 0); the formulas of ``c`` are in :mod:`mteb_stratified.core.kernels`.
+
+    Attributes
+    ----------
+    name : the ir_measures name, canonical (``"nDCG"``).
+    aliases : other spellings the parser takes for ``name`` (``"MRR"`` for ``"RR"``).
+    cutoff : ``"optional"`` or ``"required"``.
+    params : parameter -> allowed values (an empty tuple: any integer grade within ±MAX_GRADE).
+    defaults : parameter -> its default (a parameter at its default is not stored).
+    kernel : the contribution ``c(p)``: ``"dcg"`` gain(p)·d(p), ``"hits"`` rel(p),
+        ``"ap"`` rel(p)·hits(p)/p, ``"rr"`` [p = p₁]/p, ``"first"`` [p = p₁].
+    variant : the parameter that selects the kernel's variant: ``"dcg"`` (the gain) or
+        ``"rel"`` (the relevance level; the evaluation's ``relevance_level`` when not set).
+    norm : the normaliser: ``"ideal"`` (IDCG@k), ``"k"`` (the cutoff), ``"rel"`` (R, the
+        judged relevant documents) or ``"none"``.
+    trec_eval : trec_eval's (pytrec_eval's) family with a cutoff (``"ndcg_cut"``: ``ndcg_cut_10``),
+        or None.
+    trec_eval_whole : trec_eval's family without a cutoff (``"ndcg"``), or None.
+    mteb : MTEB's key family (``"ndcg"``: ``ndcg_at_10``).
+    mteb_reported : whether an MTEB retrieval task reports the family (at its ``k_values``).
+    beir : BEIR's key family (``"NDCG"``: ``NDCG@10``), or None when BEIR does not report it.
+    sweep : the precision sweep's field prefix (``"ndcg"``: ``ndcg10_expected``).
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    cutoff: str
+    params: Mapping[str, tuple]
     defaults: Mapping[str, object]
+    kernel: str
+    variant: str
+    norm: str
+    trec_eval: str | None
+    trec_eval_whole: str | None
+    mteb: str
+    mteb_reported: bool
+    beir: str | None
+    sweep: str
+
+    def check_params(self, params: Mapping[str, object]) -> tuple[tuple[str, object], ...]:
+        """The parameters that differ from their defaults, sorted by name; an
+        :class:`InputError` for a parameter the family does not take or a value it does not
+        allow."""
+        kept = dict(params)
+        for key, value in params.items():
+            if key not in self.params:
+                allowed = ", ".join(self.params) or "none"
+                raise InputError(f"{self.name} has no parameter {key!r}",
+                                 fix=f"parameters of {self.name}: {allowed}")
+            choices = self.params[key]
+            if choices and value not in choices:
+                raise InputError(f"{self.name}({key}={value!r}) is not valid",
+                                 fix=f"{key} is one of {', '.join(map(repr, choices))}")
+            if not choices and (isinstance(value, bool) or not isinstance(value, int)):
+                raise InputError(f"{self.name}({key}={repr(value)[:40]}) must be an integer",
+                                 fix=f"write e.g. {self.name}({key}=2)@10")
+            if not choices and abs(value) > MAX_GRADE:
+                raise InputError(f"{self.name}({key}={str(value)[:40]}) is beyond the grade "
+                                 f"bound ±{MAX_GRADE}", fix=f"write e.g. {self.name}({key}=2)@10")
+            if self.defaults.get(key, object()) == value:
+                del kept[key]
+        return tuple(sorted(kept.items()))
 
 
-_SPECS: dict[str, _Spec] = {
-    "nDCG": _Spec("optional", {"dcg": ("log2", "exp-log2")}, {"dcg": "log2"}),
-    "RR": _Spec("optional", {"rel": ()}, {}),
-    "R": _Spec("required", {"rel": ()}, {}),
-    "P": _Spec("required", {"rel": ()}, {}),
-    "AP": _Spec("optional", {"rel": ()}, {}),
-    "Success": _Spec("required", {"rel": ()}, {}),
-}
-_ALIASES = {"MRR": "RR", "Recall": "R", "Precision": "P", "MAP": "AP", "NDCG": "nDCG",
-            "ndcg": "nDCG", "mrr": "RR", "map": "AP", "recall": "R", "precision": "P",
-            "success": "Success"}
-MEASURE_NAMES: tuple[str, ...] = tuple(_SPECS)
+_REL = {"rel": ()}
+#: The families, in MTEB's order (ndcg, mrr, recall, precision, map), then Success.
+FAMILIES: dict[str, MeasureFamily] = {f.name: f for f in (
+    MeasureFamily("nDCG", ("NDCG", "ndcg"), "optional", {"dcg": ("log2", "exp-log2")},
+                  {"dcg": "log2"}, kernel="dcg", variant="dcg", norm="ideal",
+                  trec_eval="ndcg_cut", trec_eval_whole="ndcg", mteb="ndcg",
+                  mteb_reported=True, beir="NDCG", sweep="ndcg"),
+    MeasureFamily("RR", ("MRR", "mrr"), "optional", _REL, {}, kernel="rr", variant="rel",
+                  norm="none", trec_eval=None, trec_eval_whole="recip_rank", mteb="mrr",
+                  mteb_reported=True, beir="MRR", sweep="rr"),
+    MeasureFamily("R", ("Recall", "recall"), "required", _REL, {}, kernel="hits",
+                  variant="rel", norm="rel", trec_eval="recall", trec_eval_whole=None,
+                  mteb="recall", mteb_reported=True, beir="Recall", sweep="r"),
+    MeasureFamily("P", ("Precision", "precision"), "required", _REL, {}, kernel="hits",
+                  variant="rel", norm="k", trec_eval="P", trec_eval_whole=None,
+                  mteb="precision", mteb_reported=True, beir="P", sweep="p"),
+    MeasureFamily("AP", ("MAP", "map"), "optional", _REL, {}, kernel="ap", variant="rel",
+                  norm="rel", trec_eval="map_cut", trec_eval_whole="map", mteb="map",
+                  mteb_reported=True, beir="MAP", sweep="ap"),
+    MeasureFamily("Success", ("success",), "required", _REL, {}, kernel="first",
+                  variant="rel", norm="none", trec_eval="success", trec_eval_whole=None,
+                  mteb="success", mteb_reported=False, beir=None, sweep="success"),
+)}
+_ALIASES = {alias: f.name for f in FAMILIES.values() for alias in f.aliases}
+MEASURE_NAMES: tuple[str, ...] = tuple(FAMILIES)
 _EXAMPLES = ("nDCG@10", "nDCG", "RR@10", "RR", "MRR@10", "R@100", "P@10", "AP@100", "AP",
              "Success@1", "nDCG(dcg='exp-log2')@10", "P(rel=2)@10")
 #: The largest cutoff, 10**18: a cutoff beyond a ranking's length is the whole ranking (any
@@ -75,8 +157,8 @@ class Measure:
 
     def __post_init__(self) -> None:
         name = _ALIASES.get(self.name, self.name)
-        spec = _SPECS.get(name)
-        if spec is None:
+        family = FAMILIES.get(name)
+        if family is None:
             raise _unknown(self.name)
         object.__setattr__(self, "name", name)
         if self.cutoff is not None:
@@ -86,27 +168,9 @@ class Measure:
                 shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} digits)"
                 raise InputError(f"cutoff of {name} must be an integer in [1, {MAX_CUTOFF}], "
                                  f"got {shown}", fix=_CUTOFF_FIX.format(name=name))
-        elif spec.cutoff == "required":
+        elif family.cutoff == "required":
             raise InputError(f"{name} needs a cutoff", fix=f"write e.g. {name}@10")
-        params = dict(self.params)
-        for key, value in list(params.items()):
-            if key not in spec.params:
-                allowed = ", ".join(spec.params) or "none"
-                raise InputError(f"{name} has no parameter {key!r}",
-                                 fix=f"parameters of {name}: {allowed}")
-            choices = spec.params[key]
-            if choices and value not in choices:
-                raise InputError(f"{name}({key}={value!r}) is not valid",
-                                 fix=f"{key} is one of {', '.join(map(repr, choices))}")
-            if not choices and (isinstance(value, bool) or not isinstance(value, int)):
-                raise InputError(f"{name}({key}={repr(value)[:40]}) must be an integer",
-                                 fix=f"write e.g. {name}({key}=2)@10")
-            if not choices and abs(value) > MAX_GRADE:
-                raise InputError(f"{name}({key}={str(value)[:40]}) is beyond the grade bound "
-                                 f"±{MAX_GRADE}", fix=f"write e.g. {name}({key}=2)@10")
-            if spec.defaults.get(key, object()) == value:
-                del params[key]
-        object.__setattr__(self, "params", tuple(sorted(params.items())))
+        object.__setattr__(self, "params", family.check_params(dict(self.params)))
 
     # -- value-object behaviour -------------------------------------------------------------
     def __repr__(self) -> str:
@@ -125,17 +189,22 @@ class Measure:
     def __call__(self, **params: object) -> "Measure":
         return Measure(self.name, self.cutoff, tuple({**dict(self.params), **params}.items()))
 
+    @property
+    def family(self) -> MeasureFamily:
+        """The measure's :class:`MeasureFamily` (its kernel and its names)."""
+        return FAMILIES[self.name]
+
     def param(self, key: str, default: object = None) -> object:
         """The value of parameter ``key`` (its default when not set)."""
-        return dict(self.params).get(key, _SPECS[self.name].defaults.get(key, default))
+        return dict(self.params).get(key, FAMILIES[self.name].defaults.get(key, default))
 
 
 #: trec_eval / pytrec_eval measure families -> ours (``ndcg_cut`` + ``_10`` -> ``nDCG@10``);
 #: the cutoff families first.  Used for suggestions here and by :mod:`mteb_stratified.naming`.
-TREC_EVAL_FAMILIES = {"ndcg_cut": "nDCG", "P": "P", "recall": "R", "map_cut": "AP",
-                      "success": "Success", "ndcg": "nDCG", "map": "AP", "recip_rank": "RR"}
-_TREC_SYNTAX = re.compile(r"^(ndcg_cut|ndcg|P|recall|map_cut|map|recip_rank|success)"
-                          r"(?:[_.](\d+))?$")
+TREC_EVAL_FAMILIES = {**{f.trec_eval: f.name for f in FAMILIES.values() if f.trec_eval},
+                      **{f.trec_eval_whole: f.name for f in FAMILIES.values() if f.trec_eval_whole}}
+_TREC_SYNTAX = re.compile("^(" + "|".join(sorted(TREC_EVAL_FAMILIES, key=len, reverse=True))
+                          + r")(?:[_.](\d+))?$")
 
 
 def _suggestions(name: str) -> list[str]:
@@ -144,7 +213,7 @@ def _suggestions(name: str) -> list[str]:
     m = _TREC_SYNTAX.match(name.strip())
     if m:
         base, k = TREC_EVAL_FAMILIES[m.group(1)], m.group(2)
-        if k is None and _SPECS[base].cutoff == "required":
+        if k is None and FAMILIES[base].cutoff == "required":
             k = "10"
         return [f"{base}@{k}" if k is not None else base]
     parts = _SYNTAX.match(name)
@@ -153,8 +222,8 @@ def _suggestions(name: str) -> list[str]:
     head, params, k = parts.groups()
     out = []
     for close in difflib.get_close_matches(head, [*MEASURE_NAMES, *_ALIASES], n=3, cutoff=0.4):
-        spec = _SPECS[_ALIASES.get(close, close)]
-        cut = k if k is not None else ("10" if spec.cutoff == "required" else None)
+        family = FAMILIES[_ALIASES.get(close, close)]
+        cut = k if k is not None else ("10" if family.cutoff == "required" else None)
         text = close + (f"({params})" if params else "") + (f"@{cut}" if cut else "")
         try:
             parse_measure(text)
@@ -182,7 +251,7 @@ def parse_measure(text: "str | Measure") -> Measure:
         raise _unknown(text)
     name, params_text, cutoff_text = match.groups()
     canonical = _ALIASES.get(name, name)
-    if canonical not in _SPECS:
+    if canonical not in FAMILIES:
         raise _unknown(text)
     params: dict[str, object] = {}
     if params_text:
@@ -207,7 +276,7 @@ def parse_measure(text: "str | Measure") -> Measure:
             raise InputError(f"cutoff {shown!r} in {text[:60]!r} is not an integer in "
                              f"[1, {MAX_CUTOFF}]", fix=_CUTOFF_FIX.format(name=canonical))
         cutoff = int(cutoff_text)
-    if cutoff is None and _SPECS[canonical].cutoff == "required":
+    if cutoff is None and FAMILIES[canonical].cutoff == "required":
         raise InputError(f"{canonical} needs a cutoff", fix=f"write e.g. {canonical}@10")
     return Measure(canonical, cutoff, tuple(params.items()))
 

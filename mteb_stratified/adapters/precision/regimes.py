@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ...core.errors import InputError
+from ...core.precision import DTYPES
 
 __all__ = ["Regime", "REGIMES", "REGIME_NAMES", "get_regime", "parse_regimes"]
 
@@ -49,7 +50,7 @@ class Regime:
     @property
     def hps(self) -> bool:
         """True when a low-precision forward pass is scored in higher precision."""
-        return _BITS[self.score_dtype] > _BITS[self.model_dtype]
+        return DTYPES[self.score_dtype].bits > DTYPES[self.model_dtype].bits
 
     @property
     def result_dtype(self) -> str:
@@ -66,8 +67,6 @@ class Regime:
         return self.name
 
 
-_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
-
 REGIMES = {r.name: r for r in (
     Regime("fp32", "float32", "float32"),
     Regime("bf16", "bfloat16", "bfloat16"),
@@ -78,9 +77,11 @@ REGIMES = {r.name: r for r in (
 )}
 REGIME_NAMES = tuple(REGIMES)
 
-_ALIASES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "bf16-hps": "bf16+hps",
-            "fp16-hps": "fp16+hps", "bf16_hps": "bf16+hps", "fp16_hps": "fp16+hps",
-            "scores_bf16": "scores-bf16", "bf16-scores": "scores-bf16"}
+#: Other names of the regimes: a dtype's canonical name for the regime of its short name
+#: (``bfloat16`` -> ``bf16``), and other spellings of the ``+hps`` and ``scores-`` regimes.
+_ALIASES = {**{d.name: d.short for d in DTYPES.values() if d.short in REGIMES},
+            "bf16-hps": "bf16+hps", "fp16-hps": "fp16+hps", "bf16_hps": "bf16+hps",
+            "fp16_hps": "fp16+hps", "scores_bf16": "scores-bf16", "bf16-scores": "scores-bf16"}
 
 
 def get_regime(name: "str | Regime") -> Regime:

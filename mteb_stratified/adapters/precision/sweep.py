@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, make_dataclass
 from typing import Callable, Iterable, Protocol, Sequence
 
 import numpy as np
@@ -38,6 +38,7 @@ from ...core.errors import InputError
 from ...core.jsonsafe import dumps_json
 from ...io.corpus_text import doc_text
 from ...io.outputs import atomic_write
+from ...naming import sweep_key
 from .models import ModelSpec, load_model, resolve_model
 from .regimes import Regime, get_regime, parse_regimes
 from .reranker import DEFAULT_INSTRUCTION
@@ -56,45 +57,38 @@ MEASURES = ("nDCG@10", "RR@10", "R@100")
 #: Candidates per query a reranker takes from a first stage when no depth is given (a task's own
 #: candidate lists are then taken whole).
 DEFAULT_DEPTH = 10
-def _field(measure: str) -> str:
-    """The :class:`SweepRow` field prefix of a measure: ``nDCG@10`` -> ``ndcg10``."""
-    return measure.replace("@", "").lower()
+
+#: The four numbers of each measure of :data:`MEASURES` in a row, in column order.
+_ROW_STATS = ("expected", "oblivious", "range", "bias")
 
 
 # ----------------------------------------------------------------------------- results
 
-@dataclass(frozen=True)
-class SweepRow:
-    """One regime of one model: the columns of the audit table (means over queries)."""
+def _row_to_dict(self) -> dict:
+    return asdict(self)
 
-    model: str
-    regime: str
-    queries: int
-    ndcg10_expected: float
-    ndcg10_oblivious: float
-    ndcg10_range: float
-    ndcg10_bias: float
-    rr10_expected: float
-    rr10_oblivious: float
-    rr10_range: float
-    rr10_bias: float
-    r100_expected: float
-    r100_oblivious: float
-    r100_range: float
-    r100_bias: float
-    tied_share_at_10: float
-    tied_share_at_100: float
-    mean_tie_group_at_100: float
-    max_tie_group_at_100: int
-    distinct_scores_per_query: float
-    spearman_vs_fp32: float
-    kendall_vs_fp32: float
-    ms_per_query: float
-    peak_memory_mib: float
-    metadata: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+SweepRow = make_dataclass(
+    "SweepRow",
+    [("model", str), ("regime", str), ("queries", int),
+     *((f"{sweep_key(m)}_{stat}", float) for m in MEASURES for stat in _ROW_STATS),
+     ("tied_share_at_10", float), ("tied_share_at_100", float),
+     ("mean_tie_group_at_100", float), ("max_tie_group_at_100", int),
+     ("distinct_scores_per_query", float), ("spearman_vs_fp32", float),
+     ("kendall_vs_fp32", float), ("ms_per_query", float), ("peak_memory_mib", float),
+     ("metadata", dict, field(default_factory=dict))],
+    namespace={"__module__": __name__, "to_dict": _row_to_dict, "__doc__": """One regime of one
+    model: the columns of the audit table (means over queries).
+
+    Fields: ``model``, ``regime``, ``queries``; for each measure of :data:`MEASURES` its
+    ``<key>_expected``, ``_oblivious``, ``_range`` and ``_bias``, the key read from the measure's
+    family (:func:`mteb_stratified.naming.sweep_key`: ``ndcg10``, ``rr10``, ``r100``); the tie
+    audit (``tied_share_at_10``, ``tied_share_at_100``, ``mean_tie_group_at_100``,
+    ``max_tie_group_at_100``, ``distinct_scores_per_query``), the correlations with the fp32
+    scores (``spearman_vs_fp32``, ``kendall_vs_fp32``), ``ms_per_query``, ``peak_memory_mib``
+    and ``metadata``.  ``to_dict()`` gives them as a dict, in this order.
+    """},
+    frozen=True)
 
 
 @dataclass(frozen=True)
@@ -131,14 +125,23 @@ class SweepResult:
         return format_table(self.rows)
 
 
+def _measure_columns(measure: str) -> tuple:
+    """The four columns of a measure in the full table: (header, attribute, format)."""
+    key = sweep_key(measure)
+    return ((f"{measure} E", f"{key}_expected", "{:.4f}"), ("obl", f"{key}_oblivious", "{:.4f}"),
+            ("range", f"{key}_range", "{:.4f}"), ("bias", f"{key}_bias", "{:+.4f}"))
+
+
+def _paper_columns(label: str, measure: str) -> tuple:
+    """The three columns of a measure in the paper's table (values in %), headed ``label``."""
+    key = sweep_key(measure)
+    return ((f"{label} E[M] (%)", f"{key}_expected", "{:.2f}"), ("Range", f"{key}_range", "{:.2f}"),
+            ("Bias", f"{key}_bias", "{:+.2f}"))
+
+
 _COLUMNS = (  # (header, attribute, format)
     ("regime", "regime", "{}"),
-    ("nDCG@10 E", "ndcg10_expected", "{:.4f}"), ("obl", "ndcg10_oblivious", "{:.4f}"),
-    ("range", "ndcg10_range", "{:.4f}"), ("bias", "ndcg10_bias", "{:+.4f}"),
-    ("RR@10 E", "rr10_expected", "{:.4f}"), ("obl", "rr10_oblivious", "{:.4f}"),
-    ("range", "rr10_range", "{:.4f}"), ("bias", "rr10_bias", "{:+.4f}"),
-    ("R@100 E", "r100_expected", "{:.4f}"), ("obl", "r100_oblivious", "{:.4f}"),
-    ("range", "r100_range", "{:.4f}"), ("bias", "r100_bias", "{:+.4f}"),
+    *(column for m in MEASURES for column in _measure_columns(m)),
     ("tied@10", "tied_share_at_10", "{:.1%}"), ("tied@100", "tied_share_at_100", "{:.1%}"),
     ("grp@100", "mean_tie_group_at_100", "{:.3f}"), ("max grp", "max_tie_group_at_100", "{}"),
     ("distinct/q", "distinct_scores_per_query", "{:.1f}"),
@@ -147,13 +150,9 @@ _COLUMNS = (  # (header, attribute, format)
 )
 
 
-_PAPER_COLUMNS = (  # (header, attribute, format): the HPS paper's layout, values in %
-    ("Regime", "regime", "{}"),
-    ("nDCG@10 E[M] (%)", "ndcg10_expected", "{:.2f}"), ("Range", "ndcg10_range", "{:.2f}"),
-    ("Bias", "ndcg10_bias", "{:+.2f}"),
-    ("MRR@10 E[M] (%)", "rr10_expected", "{:.2f}"), ("Range", "rr10_range", "{:.2f}"),
-    ("Bias", "rr10_bias", "{:+.2f}"),
-)
+#: (header, attribute, format): the HPS paper's layout, values in %; it writes RR@10 as MRR@10.
+_PAPER_COLUMNS = (("Regime", "regime", "{}"), *_paper_columns("nDCG@10", "nDCG@10"),
+                  *_paper_columns("MRR@10", "RR@10"))
 _TIE_COLUMNS = (
     ("distinct/q", "distinct_scores_per_query", "{:.1f}"),
     ("tied@10", "tied_share_at_10", "{:.1%}"), ("tied@100", "tied_share_at_100", "{:.1%}"),
@@ -395,7 +394,7 @@ def _row(model: str, regime: Regime, res, rho: float, tau: float, seconds: float
     vals = {}
     for m in MEASURES:
         r = res[m]
-        key = _field(m)
+        key = sweep_key(m)
         vals.update({f"{key}_expected": r.expected, f"{key}_oblivious": r.oblivious,
                      f"{key}_range": r.range, f"{key}_bias": r.bias})
     t10, t100 = res.tie_stats(10), res.tie_stats(100)
@@ -699,7 +698,7 @@ def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
         for ax, res in zip(axes[0], results):
             x = np.arange(len(res.rows))
             for j, m in enumerate(MEASURES):
-                vals = [getattr(r, f"{_field(m)}_range") for r in res.rows]
+                vals = [getattr(r, f"{sweep_key(m)}_range") for r in res.rows]
                 ax.bar(x + (j - (len(MEASURES) - 1) / 2) * width, vals, width, label=m)
             ax.set_xticks(x, [r.regime for r in res.rows], rotation=30, ha="right")
             ax.set_ylabel("range (max − min over tie orders)")
