@@ -67,6 +67,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
                    help="the --prediction-folder of the mteb run, holding <Task>_per_query.csv "
                         "(default: searched next to each results file and under its "
                         "--output-folder)")
+    p.add_argument("--require-same-queries", action="store_true",
+                   help="exit 2 when the inputs were evaluated on different query sets "
+                        "(default: each query set is compared on its own, never across)")
     p.add_argument("--task", default=DEFAULT_TASK,
                    help="the task whose results a folder argument stands for "
                         f"(default: {DEFAULT_TASK})")

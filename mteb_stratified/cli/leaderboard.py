@@ -28,6 +28,9 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "leaderboard.csv always holds every column)")
     p.add_argument("--digits", type=int, default=4, choices=range(0, 13), metavar="N",
                    help="decimals in the table (default: 4)")
+    p.add_argument("--require-same-queries", action="store_true",
+                   help="exit 2 when the results were evaluated on different query sets "
+                        "(default: one table per query set, each ranked on its own)")
     p.set_defaults(func=run)
     return p
 
@@ -38,7 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Models x tasks: the main metric's expected value, range and bias, and the "
                     "corpus-weighted stratified estimate when the results carry strata; sorted "
                     "by expected score; says when the ranking by the oblivious (stock MTEB) "
-                    "score would differ. Needs the [mteb] extra (pandas)."))
+                    "score would differ. Results of different query sets (a quick-run subset "
+                    "next to a full run) are never ranked together: one table per query set. Needs the [mteb] extra (pandas)."))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_dir(args.out, option="-o/--out")  # a file there fails before the scan
     out = export_leaderboard(args.results_dir, args.out, tasks=args.tasks, digits=args.digits,
-                             columns=args.columns)
+                             columns=args.columns,
+                             require_same_queries=args.require_same_queries)
     print(out["markdown"], end="")
     print(f"\nwrote {out['csv']} and {out['md']}")
     return 0

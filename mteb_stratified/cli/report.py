@@ -57,11 +57,14 @@ def _plain_name(path: str) -> str:
 
 
 def collect_systems(args) -> list:
-    """``[(name, loader)]``: every input located and checked, nothing heavy loaded yet.
+    """``[(name, loader, subset)]``: every input located and checked, nothing heavy loaded
+    yet.
 
-    ``loader(qrels)`` returns the per-query values (a TREC run is evaluated then).
+    ``loader(qrels)`` returns the per-query values (a TREC run is evaluated then); ``subset``
+    is the quick-run subset a results file records (its query set, with the values' ids).
     """
-    from ..io.mteb_results import expand_results, read_per_query_csv, read_values, resolve_inputs
+    from ..io.mteb_results import (expand_results, read_per_query_csv, read_values,
+                                   recorded_query_set, resolve_inputs)
 
     systems = []
     for spec in args.results:
@@ -81,20 +84,31 @@ def collect_systems(args) -> list:
                                                        "or leave NAME= out (model names)")
             for item in items:
                 vals = read_values(item, args.measure, split=args.split)
-                systems.append((name or item.model, lambda qrels, v=vals: v))
+                systems.append((name or item.model, lambda qrels, v=vals: v,
+                                recorded_query_set(item.data, args.split).subset))
         elif low.endswith(".csv"):
             vals = read_per_query_csv(path, args.measure, split=args.split)
-            systems.append((name or _plain_name(path), lambda qrels, v=vals: v))
+            systems.append((name or _plain_name(path), lambda qrels, v=vals: v, None))
         else:
             from ..io import read_run
 
             run = read_run(path)  # parse errors surface here, before the structure loads
-            systems.append((name or _plain_name(path), _run_loader(run, path, args.measure)))
-    names = [n for n, _ in systems]
+            systems.append((name or _plain_name(path), _run_loader(run, path, args.measure),
+                            None))
+    names = [n for n, _, _ in systems]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"two systems named {dup[0]!r}", fix="name them: NAME=PATH")
     return systems
+
+
+def query_sets(values: dict, subsets: dict, split: str) -> dict:
+    """``{system: QuerySet}`` of the evaluated queries of each system."""
+    from ..core.per_query import PerQuery
+    from ..core.query_set import QuerySet
+
+    return {n: QuerySet.of(PerQuery.from_mapping(v).queries, split, subset=subsets[n])
+            for n, v in values.items()}
 
 
 def _run_loader(run: dict, path: str, measure: str):
@@ -113,27 +127,34 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.out, option="-o/--out")  # a folder, or a file as parent: fail before work
     md = output_file(os.path.splitext(args.out)[0] + ".md", option="the .md summary next to -o")
     systems = collect_systems(args)
+    from ..core.query_set import group_by_query_set
     from ..report import build_report, to_markdown, write_html
-    from ..stratification import (gate_verdict, paired_summary, split_origin,
-                                  stability_summary, stratified_summary)
+    from ..stratification import gate_verdict, split_origin, stratified_summary
     from ..report.html import require_matplotlib
 
     require_matplotlib()  # a missing [plots] extra fails now, before the work
 
     art, data, strata = load_context(args)
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
-    values = {name: load(data.qrels) for name, load in systems}
+    values = {name: load(data.qrels) for name, load, _ in systems}
+    sets = query_sets(values, {name: subset for name, _, subset in systems}, args.split)
+    groups = group_by_query_set(values, key=sets.get)
+    values = {n: values[n] for g in groups for n in g}  # the largest query set first
+    if args.require_same_queries and len(groups) > 1:
+        raise InputError("the systems were evaluated on different query sets, so they cannot "
+                         "be compared: " + "; ".join(
+                             f"{sets[g[0]].label}: {', '.join(g)}" for g in groups),
+                         fix="evaluate every system on the same queries, or leave out "
+                             "--require-same-queries (each set is then compared on its own)")
     grain = {"min_queries": args.min_queries, "level": args.level}
     summaries = {n: stratified_summary(v, strata, art, measure=args.measure, scheme=args.scheme,
                                        n_min=args.n_min, n_resamples=args.resamples,
                                        seed=args.seed, origin=split_origin(data),
                                        gate=gate_verdict(data), **grain)
                  for n, v in values.items()}
-    stability = (stability_summary(values, strata, art, scheme=args.scheme, **grain)
-                 if len(values) >= 2 else None)
-    pairs = paired_summary(values, strata, art, scheme=args.scheme, n_min=args.n_min,
-                           n_resamples=args.resamples, seed=args.seed, **grain)
-    report = build_report(summaries, stability, pairs, title=args.title)
+    stability, pairs = _within_sets(values, groups, sets, strata, art, args, grain)
+    report = build_report(summaries, stability, pairs, title=args.title,
+                          query_sets={n: sets[n].label for n in values})
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_html(report, args.out)
     with atomic_write(md, encoding="utf-8") as fh:
@@ -141,6 +162,31 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {args.out} and {md}")
     print(report_summary_line(report))
     return 0
+
+
+def _within_sets(values, groups, sets, strata, art, args, grain) -> tuple:
+    """Decision stability and the paired tests, each within one query set: with one set as
+    they always were; with several, ``[(label, stability)]`` per set of ≥ 2 systems and the
+    pairs of every set together (never a pair across sets)."""
+    from ..stratification import paired_summary, stability_summary
+
+    def pairs_of(names):
+        return paired_summary({n: values[n] for n in names}, strata, art, scheme=args.scheme,
+                              n_min=args.n_min, n_resamples=args.resamples, seed=args.seed,
+                              **grain)
+
+    def stability_of(names):
+        return stability_summary({n: values[n] for n in names}, strata, art,
+                                 scheme=args.scheme, **grain)
+
+    if len(groups) == 1:
+        return (stability_of(groups[0]) if len(groups[0]) >= 2 else None), pairs_of(groups[0])
+    several = [g for g in groups if len(g) >= 2]
+    stability = [(sets[g[0]].label, stability_of(g)) for g in several]
+    pairs = {"pairs": [p for g in several for p in pairs_of(g)["pairs"]]}
+    if not several:
+        pairs["note"] = "no two systems share a query set, so no pair is compared"
+    return stability, pairs
 
 
 def report_summary_line(report: dict) -> str:

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                            prediction_folder=args.prediction_folder)
     # every input checked first
     values = [read_values(item, args.measure, split=args.split) for item in items]
+    _query_sets(items, values, args)
     targets = [item.path if args.out is None else copy_target(item.path, args.out)
                for item in items]
     if len(set(targets)) < len(targets):
@@ -95,6 +96,28 @@ def run(args: argparse.Namespace) -> int:
         write_strata_table(table, table_rows)
         _print_summary(target, item.model, summary, table, args.split)
     return 0
+
+
+def _query_sets(items, values, args) -> list:
+    """Each input's evaluated query set; results of different sets are stratified each on its
+    own and said apart (``--require-same-queries``: an error instead)."""
+    from ..core.query_set import QuerySet, group_by_query_set
+    from ..io.mteb_results import recorded_query_set
+
+    sets = [QuerySet.of(vals.queries, args.split,
+                        subset=recorded_query_set(item.data, args.split).subset)
+            for item, vals in zip(items, values)]
+    groups = group_by_query_set(range(len(items)), key=sets.__getitem__)
+    if len(groups) > 1:
+        text = "; ".join(f"{sets[g[0]].label}: {', '.join(items[i].model for i in g)}"
+                         for g in groups)
+        if args.require_same_queries:
+            raise InputError(f"the results were evaluated on different query sets: {text}",
+                             fix="evaluate every model on the same queries, or leave out "
+                                 "--require-same-queries")
+        print(f"note: these results were evaluated on {len(groups)} different query sets "
+              f"({text}); their strata figures are not comparable across sets")
+    return sets
 
 
 def _print_summary(target: str, model: str, summary, table: str, split: str) -> None:

@@ -31,11 +31,12 @@ from pathlib import Path
 
 from ..core.errors import InputError
 from ..core.per_query import PerQuery
+from ..core.query_set import QuerySet
 from ..naming import canonical_name
 from .files import open_text, read_bytes, utf8_error
 from .numbers import parse_number
 
-__all__ = ["load_task_result", "is_own_file", "task_result_files", "model_of",
+__all__ = ["query_set_of", "recorded_query_set", "load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
            "check_task_name", "check_matches_results", "PER_QUERY_KEYS", "ResultsInput",
            "expand_results", "resolve_inputs", "read_values", "copy_target"]
@@ -496,6 +497,27 @@ def read_values(item: ResultsInput, measure: str, *, split: str) -> dict:
     check_matches_results(vals, item.data, mteb_key(measure), split=split,
                           per_query_path=item.per_query, results_path=item.path)
     return vals
+
+
+def recorded_query_set(data: dict, split: str) -> QuerySet:
+    """The query set a results file's first score entry of ``split`` records (not known when
+    it records none: :meth:`QuerySet.from_scores`)."""
+    entries = [e for e in data["scores"].get(split, ()) if isinstance(e, dict)]
+    return QuerySet.from_scores(entries[0], split) if entries else QuerySet(str(split))
+
+
+def query_set_of(path, data: dict, split: str, measure: str) -> QuerySet:
+    """The evaluated queries of a results file: the query set its scores record
+    (:meth:`QuerySet.from_scores`, written by the tie-aware tasks), else the queries of its
+    per-query CSV (found and checked against the file's score as for ``stratify``), else a
+    query set that is not known (an older result without its CSV)."""
+    if (recorded := recorded_query_set(data, split)).known:
+        return recorded
+    try:
+        item = resolve_inputs([os.fspath(path)])[0]
+        return QuerySet.of(read_values(item, measure, split=split).queries, split)
+    except InputError:  # no CSV of this model, or one of another run: not known
+        return QuerySet(split)
 
 
 def copy_target(results_path: str, out: str) -> str:

@@ -83,14 +83,54 @@ GLOSSARY = (
 )
 
 
-def build_report(summaries: dict, stability: dict | None = None, pairs: dict | None = None,
-                 *, title: str | None = None) -> dict:
+def build_report(summaries: dict, stability=None, pairs: dict | None = None,
+                 *, title: str | None = None, query_sets: dict | None = None) -> dict:
     """Bundle per-system stratified summaries (``{system: StratifiedSummary}``, from
     :func:`mteb_stratified.stratification.stratified_summary`), the stability summary and the
-    paired summary (:func:`mteb_stratified.stratification.paired_summary`)."""
+    paired summary (:func:`mteb_stratified.stratification.paired_summary`).
+
+    ``query_sets``: ``{system: label of its evaluated queries}``.  When the systems were
+    evaluated on different query sets, ``stability`` is a list of ``(label, summary)``, one
+    per query set with two or more systems, and ``pairs`` holds pairs within a set only: the
+    report then says so first, and never compares systems across sets."""
     first = next(iter(summaries.values()))
+    mixed = query_sets is not None and len(set(query_sets.values())) > 1
     return {"title": title or f"Stratified evaluation ({first.measure})",
-            "systems": summaries, "stability": stability, "pairs": pairs}
+            "systems": summaries, "stability": stability, "pairs": pairs,
+            "query_sets": dict(query_sets) if mixed else None}
+
+
+def _stabilities(report) -> list:
+    """``[(query-set label or None, stability summary)]`` of a report."""
+    st = report.get("stability")
+    if not st:
+        return []
+    return list(st) if isinstance(st, list) else [(None, st)]
+
+
+def _same_set(report) -> list:
+    """The systems compared in the per-stratum plot and table: those of the first system's
+    query set (every system when they share one)."""
+    sets = report.get("query_sets")
+    names = list(report["systems"])
+    return names if not sets else [n for n in names if sets[n] == sets[names[0]]]
+
+
+def _same_set_note(report) -> str:
+    names = _same_set(report)
+    return (f"Shown: the systems of one query set ({report['query_sets'][names[0]]}: "
+            f"{', '.join(names)}); systems of other query sets are not compared here.")
+
+
+def _query_sets_text(report) -> str:
+    sets = report["query_sets"]
+    groups: dict = {}
+    for name, label in sets.items():
+        groups.setdefault(label, []).append(name)
+    return (f"Query sets: these systems were evaluated on {len(groups)} different query sets ("
+            + "; ".join(f"{label}: {', '.join(names)}" for label, names in groups.items())
+            + "). Figures of different query sets are not comparable: each system is compared "
+              "only with the systems of its own set, and none is ranked across sets.")
 
 
 def _fmt(x, nd=4, *, signed: bool = False) -> str:
@@ -216,7 +256,7 @@ def _heatmaps(summary, max_clusters=6) -> str:
 
 
 def _per_stratum_plot(report) -> str:
-    systems = report["systems"]
+    systems = {n: report["systems"][n] for n in _same_set(report)}
     first = next(iter(systems.values()))
     n_min = first.n_min
     rows = [r for r in first.per_stratum if r["n"] >= n_min][:25]
@@ -389,7 +429,7 @@ def what_this_says(report: dict) -> list[str]:
     measure = first.measure
     cov = first.cluster_coverage
     n_min = first.n_min
-    out = []
+    out = [_query_sets_text(report)] if report.get("query_sets") else []
     pairs = report.get("pairs") or {}
     for pair in pairs.get("pairs", ()):
         out.append(_pair_paragraph(pair, measure))
@@ -455,28 +495,31 @@ def what_this_says(report: dict) -> list[str]:
     lex = first.alignment_vs_lexical
     if lex:
         out.append(f"J against lexical overlap ({next(iter(systems))}): {lex['verdict']}.")
-    st = report.get("stability")
-    if st:
-        labels = _EST_LABELS
-        winners = st["winners"]
-        sig = st["winner_significant"]
-        leaders = set(winners.values())
-        sig_aggs = [labels.get(a, a) for a, v in sig.items() if v]
-        if len(leaders) == 1:
-            text = (f"Ranking: {next(iter(leaders))} leads under every aggregation "
-                    f"({', '.join(labels.get(a, a) for a in winners)})")
-        else:
-            text = ("Ranking: the leader changes with the aggregation ("
-                    + ", ".join(f"{labels.get(a, a)}: {w}" for a, w in winners.items()) + ")")
-        if sig_aggs:
-            text += f"; the lead is significant (95%) for {', '.join(sig_aggs)}."
-        else:
-            text += ("; no lead is significant at 95%, so these queries do not settle which "
-                     "system is better.")
-        out.append(text)
-    else:
-        out.append("Ranking: one system only, so there is no ranking to check.")
+    for label, st in _stabilities(report):
+        out.append(_ranking_text(st, "Ranking" + (f" ({label})" if label else "")))
+    if not _stabilities(report):
+        out.append("Ranking: " + ("no two systems share a query set" if report.get("query_sets")
+                                  else "one system only") + ", so there is no ranking to check.")
     return out
+
+
+def _ranking_text(st, head: str) -> str:
+    """Who leads under each aggregation, and whether the lead is significant."""
+    labels = _EST_LABELS
+    winners = st["winners"]
+    sig = st["winner_significant"]
+    leaders = set(winners.values())
+    sig_aggs = [labels.get(a, a) for a, v in sig.items() if v]
+    if len(leaders) == 1:
+        text = (f"{head}: {next(iter(leaders))} leads under every aggregation "
+                f"({', '.join(labels.get(a, a) for a in winners)})")
+    else:
+        text = (f"{head}: the leader changes with the aggregation ("
+                + ", ".join(f"{labels.get(a, a)}: {w}" for a, w in winners.items()) + ")")
+    if sig_aggs:
+        return text + f"; the lead is significant (95%) for {', '.join(sig_aggs)}."
+    return text + ("; no lead is significant at 95%, so these queries do not settle which "
+                   "system is better.")
 
 
 # -- tables ------------------------------------------------------------------------------------
@@ -648,12 +691,15 @@ def render_html(report: dict) -> str:
                          for n, b in report["systems"].items()
                          if (h := b.heterogeneity) is not None]))
     parts.append("<h2 id='strata'>Per-stratum scores</h2>")
+    if report.get("query_sets"):
+        parts.append(f"<p>{_esc(_same_set_note(report))}</p>")
     parts.append(f"<figure id='per-stratum'>{_per_stratum_plot(report)}</figure>")
     parts.append(f"<h2 id='cells'>Δ×J heatmaps (large clusters, {_esc(first_name)})</h2>")
     parts.append(f"<figure id='heatmaps'>{_heatmaps(first)}</figure>")
     parts.append("<h2 id='stability'>Decision stability</h2>")
-    st = report.get("stability")
-    if st:
+    for label, st in _stabilities(report):
+        if label:
+            parts.append(f"<h3>{_esc(label)}</h3>")
         parts.append(_table(["aggregation", "winner", "significant", "scores"],
                             _stability_rows(st)))
         flips = st["flips"]
@@ -665,6 +711,7 @@ def render_html(report: dict) -> str:
                          + ")" for f in sig_flips)) if sig_flips else "none")
                      + (f" ({len(flips) - len(sig_flips)} more without significance)"
                         if len(flips) > len(sig_flips) else "") + ".</p>")
+    if _stabilities(report):
         for pair in (report.get("pairs") or {}).get("pairs", ()):
             f = pair.get("flips")
             if not f:
@@ -753,13 +800,14 @@ def to_markdown(report: dict) -> str:
         lines.append(f"| {md_cell(name)} | {b.uncovered_weight:.3f} | [{_fmt(bd.get('low'))}, "
                      f"{_fmt(bd.get('high'))}] | {_fmt(b.spread)} | {spt} |")
     n_min = first.n_min
-    names = list(report["systems"])
+    names = _same_set(report)
+    if report.get("query_sets"):
+        lines += ["", md_cell(_same_set_note(report))]
     lines += ["", f"Per-stratum {measure} (strata with ≥ {n_min} queries), 95% t CI:",
               "",
               "| stratum | n | corpus mass | " + " | ".join(md_cell(n) for n in names) + " |",
               "|---|---|---|" + "---|" * len(names)]
-    by = {n: {str(r["stratum"]): r for r in b.per_stratum} for n, b in
-          report["systems"].items()}
+    by = {n: {str(r["stratum"]): r for r in report["systems"][n].per_stratum} for n in names}
     for r in first.per_stratum:
         if r["n"] < n_min:
             continue
@@ -770,10 +818,9 @@ def to_markdown(report: dict) -> str:
                          if x else "–")
         lines.append(f"| {md_cell(evaluated_name(r, 60))} | {r['n']} | "
                      f"{_fmt(r['corpus_mass'])} | " + " | ".join(cells) + " |")
-    st = report.get("stability")
-    if st:
-        lines += ["", "Decision stability:", "", "| aggregation | winner | significant | scores |",
-                  "|---|---|---|---|"]
+    for label, st in _stabilities(report):
+        lines += ["", "Decision stability" + (f" ({md_cell(label)})" if label else "") + ":",
+                  "", "| aggregation | winner | significant | scores |", "|---|---|---|---|"]
         for r in _stability_rows(st):
             lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
         lines.append("")

@@ -455,3 +455,30 @@ def test_leaderboard_with_a_corrupt_results_file(tmp_path, qids, capsys, content
     assert main(["leaderboard", str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err
     assert f"{path}:{where}: corrupt results file: {message}" in err and "fix:" in err
+
+
+def test_results_of_different_query_sets_are_compared_only_within_a_set(tmp_path, qids, capsys):
+    """A 5-query result next to full ones (the issue's mixed folder): report and stratify say
+    the sets apart and never pair or rank across them; --require-same-queries exits 2 naming
+    both sets."""
+    out = tmp_path / "runs"
+    _mteb_layout(out, qids, 1, model="org/full-a", pred=out / "pa")
+    _mteb_layout(out, qids, 2, model="org/full-b", pred=out / "pb")
+    _mteb_layout(out, qids[:5], 3, model="org/five", pred=out / "p5")
+    html = tmp_path / "rep" / "report.html"
+    base = ["--resamples", "50", "--n-min", "2", "--min-queries", "10"]
+    assert main(["report", str(out), "--out", str(html), *base]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"2 different query sets (test, {len(qids)} queries" in md
+    assert "test, 5 queries" in md and "none is ranked across sets" in md
+    assert f"Ranking (test, {len(qids)} queries" in md  # the full set's two systems only
+    assert "org/five −" not in md and "− org/five" not in md  # no pair across sets
+    assert "Shown: the systems of one query set" in md
+    capsys.readouterr()
+    assert main(["report", str(out), "--out", str(html), "--require-same-queries", *base]) == 2
+    err = capsys.readouterr().err
+    assert "different query sets" in err and "5 queries" in err and "org/five" in err
+    assert main(["stratify", str(out), "--resamples", "20", "--require-same-queries"]) == 2
+    assert "org/five" in capsys.readouterr().err
+    assert main(["stratify", str(out), "--resamples", "20", "--n-min", "2"]) == 0
+    assert "2 different query sets" in capsys.readouterr().out

@@ -11,7 +11,13 @@ first evaluated split (``test`` preferred), and reports:
 * ``expected`` / ``range`` / ``bias`` / ``oblivious`` / ``min`` / ``max`` - the tie-aware
   columns of that metric;
 * ``tied_share`` - ``ties_query_share_at_<k>`` (share of queries with a tie in the top k);
-* ``strata_*`` - stratified estimates, coverage and their intervals, when present.
+* ``strata_*`` - stratified estimates, coverage and their intervals, when present;
+* ``queries`` - how many queries were evaluated (:mod:`mteb_stratified.core.query_set`).
+
+Results are ranked only against results of the same evaluated queries: when a task's results
+hold different query sets (a quick-run subset next to the full split, another split's queries),
+:func:`query_set_groups` splits them, and each group gets its own table and ranking, under a
+line that says why (``--require-same-queries``: an error instead).
 
 The CSV holds every column (``<task> <column>``); the printed and Markdown table shows
 :data:`DEFAULT_COLUMNS` (``--columns`` for others) under short headers.
@@ -28,18 +34,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.core.query_set import QuerySet, group_by_query_set
 from mteb_stratified.io.outputs import atomic_write
 from mteb_stratified.io.outputs import output_dir as checked_dir
-from mteb_stratified.io.mteb_results import load_task_result, model_of, task_result_files
+from mteb_stratified.io.mteb_results import (load_task_result, model_of, query_set_of,
+                                             task_result_files)
 from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
 from mteb_stratified.report.html import md_cell
 
 __all__ = ["ResultRow", "COLUMNS", "DEFAULT_COLUMNS", "scan_results", "leaderboard_frame",
+           "query_set_groups", "check_same_queries",
            "display_frame", "check_columns", "ranking_note", "to_markdown", "export_leaderboard"]
 
 #: Leaderboard columns per task (``--columns``), in display order, with their headers.
 COLUMNS = {
-    "expected": "E", "range": "range", "bias": "bias", "oblivious": "oblivious",
+    "queries": "queries", "expected": "E", "range": "range", "bias": "bias", "oblivious": "oblivious",
     "min": "min", "max": "max", "tied_share": "tied share",
     "strata_post_stratified": "corpus-weighted E", "strata_pooled": "pooled E",
     "strata_macro": "macro E", "strata_msc": "MSC", "strata_scc": "SCC",
@@ -49,7 +58,7 @@ COLUMNS = {
                           ("macro", "macro")) for side in ("low", "high")},
 }
 #: The compact default: the tie-aware triple and one stratified estimate (when present).
-DEFAULT_COLUMNS = ("expected", "range", "bias", "strata_post_stratified")
+DEFAULT_COLUMNS = ("queries", "expected", "range", "bias", "strata_post_stratified")
 
 
 @dataclass
@@ -57,7 +66,8 @@ class ResultRow:
     """One (model, task) pair from a TaskResult file.
 
     ``values`` maps every column name of :data:`COLUMNS` found in the file to its mean over
-    the split's subsets (``expected``, ``range``, ..., ``strata_post_stratified``, ...).
+    the split's subsets (``expected``, ``range``, ..., ``strata_post_stratified``, ...), and
+    ``queries`` to the number of evaluated queries when known; ``query_set`` names them.
     """
 
     model: str
@@ -67,6 +77,7 @@ class ResultRow:
     split: str
     values: dict = field(default_factory=dict)
     path: str = ""
+    query_set: QuerySet | None = None
 
     def __getattr__(self, name):  # row.expected, row.range, ... (NaN when absent)
         if name in COLUMNS:
@@ -142,8 +153,12 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
         if metric is None:
             plain.append(path)
             continue
-        rows.append(ResultRow(*model_of(path), task, metric, split,
-                              _column_values(subsets, metric), str(path)))
+        query_set = query_set_of(path, data, split, str(measure_of_key(metric)))
+        values = _column_values(subsets, metric)
+        if query_set.known:
+            values["queries"] = query_set.n_queries
+        rows.append(ResultRow(*model_of(path), task, metric, split, values, str(path),
+                              query_set))
     if not rows:
         if plain:
             raise InputError(
@@ -155,6 +170,42 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
         raise InputError(f"no MTEB result files under {root}",
                          fix="give the --output-folder of `mteb run` (it holds results/<model>/...)")
     return rows, plain
+
+
+def query_set_groups(rows: list[ResultRow]) -> list[list[ResultRow]]:
+    """The rows in groups that may be ranked together.
+
+    One group when every task's results share one query set (a model that skipped a task
+    still belongs); else one group per (task, query set), the largest first, since results of
+    different queries are never ranked against each other.
+    """
+    sets = {}
+    for r in rows:
+        sets.setdefault(r.task, set()).add(r.query_set)
+    if all(len(s) == 1 for s in sets.values()):
+        return [list(rows)]
+    return group_by_query_set(rows, key=lambda r: (r.task, r.query_set))
+
+
+def _groups_text(groups: list[list[ResultRow]]) -> str:
+    """``StratifiedNFCorpus: test, 5 queries (id …) [m1]; test, 323 queries (id …) [m2, m3]``"""
+    by_task: dict = {}
+    for g in groups:
+        by_task.setdefault(g[0].task, []).append(
+            f"{g[0].query_set.label} [{', '.join(r.model for r in g)}]")
+    return "; ".join(f"{task}: " + "; ".join(parts) for task, parts in by_task.items())
+
+
+def check_same_queries(rows: list[ResultRow]) -> None:
+    """An :class:`InputError` naming the query sets when the rows cannot be ranked together
+    (``--require-same-queries``)."""
+    groups = query_set_groups(rows)
+    if len(groups) > 1:
+        raise InputError(f"the results were evaluated on different query sets, so they cannot "
+                         f"be ranked together: {_groups_text(groups)}",
+                         fix="evaluate every model on the same queries (a full run, not a "
+                             "MTEB_STRATIFIED_MAX_QUERIES subset), or leave out "
+                             "--require-same-queries for one table per query set")
 
 
 def leaderboard_frame(rows: list[ResultRow]):
@@ -241,6 +292,8 @@ def to_markdown(frame, digits: int = 4) -> str:
         if isinstance(v, float):
             if math.isnan(v):
                 return ""
+            if str(col).endswith("queries"):  # a count (a float column when one is NaN)
+                return str(int(v))
             v = round(v, digits) + 0.0  # no "-0.0000"
             return f"{v:+.{digits}f}" if "bias" in str(col) else f"{v:.{digits}f}"
         return str(v)
@@ -275,23 +328,37 @@ def _formula_safe(frame):
 
 
 def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int = 4,
-                       columns=None) -> dict:
+                       columns=None, require_same_queries: bool = False) -> dict:
     """Scan, build, and write ``leaderboard.csv`` (every column) and ``leaderboard.md`` (the
     ``columns`` a person reads, default :data:`DEFAULT_COLUMNS`) to ``output_dir`` (default:
-    ``results_dir``).  Returns ``{"frame", "display", "note", "markdown", "csv", "md",
-    "skipped"}``."""
+    ``results_dir``).  Results of different query sets are ranked apart, one table each
+    (:func:`query_set_groups`; the CSV's ``query_set`` column says which), or refused with
+    ``require_same_queries``.  Returns ``{"frame", "display", "note", "markdown", "csv", "md",
+    "skipped", "groups"}`` (frame, display and note of the first, largest group)."""
     check_columns(columns)
     rows, plain = scan_results(results_dir, tasks=tasks)
-    frame = leaderboard_frame(rows)
-    shown = display_frame(frame, columns)
-    note = ranking_note(frame)
-    metric = ", ".join(frame.attrs.get("metric", []))
-    task_text = ", ".join(frame.attrs["tasks"])
-    md = (f"Tie-aware leaderboard: {task_text}, main metric {metric}. E = expected value over "
-          "all orders of tied scores; range = max − min over those orders; bias = stock "
-          "(tie-oblivious) score − E; corpus-weighted E = stratified estimate with strata "
-          "weighted by corpus mass.\n\n" + to_markdown(shown, digits) + "\n\n" + md_cell(note)
-          + "\n")
+    if require_same_queries:
+        check_same_queries(rows)
+    groups = query_set_groups(rows)
+    frames = [leaderboard_frame(g) for g in groups]
+    shown = [display_frame(f, columns) for f in frames]
+    notes = [ranking_note(f) for f in frames]
+    legend = ("E = expected value over all orders of tied scores; range = max − min over "
+              "those orders; bias = stock (tie-oblivious) score − E; corpus-weighted E = "
+              "stratified estimate with strata weighted by corpus mass.")
+    if len(groups) == 1:
+        metric = ", ".join(frames[0].attrs.get("metric", []))
+        task_text = ", ".join(frames[0].attrs["tasks"])
+        md = (f"Tie-aware leaderboard: {task_text}, main metric {metric}. {legend}\n\n"
+              + to_markdown(shown[0], digits) + "\n\n" + md_cell(notes[0]) + "\n")
+    else:
+        md = (f"Tie-aware leaderboard. {legend}\n\n**The results were evaluated on "
+              f"{len(groups)} different query sets, so each is ranked on its own, never "
+              f"against another: {md_cell(_groups_text(groups))}.**\n")
+        for g, frame, table, note in zip(groups, frames, shown, notes):
+            md += (f"\n### {md_cell(g[0].task)}: {md_cell(g[0].query_set.label)}, main metric "
+                   f"{md_cell(g[0].metric)}\n\n" + to_markdown(table, digits) + "\n\n"
+                   + md_cell(note) + "\n")
     if plain:
         md += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
                f"(e.g. {plain[0].name}).\n")
@@ -299,8 +366,23 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
     with atomic_write(csv_path, newline="", encoding="utf-8") as fh:
-        _formula_safe(frame).to_csv(fh, index=False)
+        _formula_safe(_csv_frame(groups, frames)).to_csv(fh, index=False)
     with atomic_write(md_path, encoding="utf-8") as fh:
         fh.write(md)
-    return {"frame": frame, "display": shown, "note": note, "markdown": md, "csv": csv_path,
-            "md": md_path, "skipped": plain}
+    return {"frame": frames[0], "display": shown[0], "note": notes[0], "markdown": md,
+            "csv": csv_path, "md": md_path, "skipped": plain, "groups": groups}
+
+
+def _csv_frame(groups, frames):
+    """One frame for the CSV: the group's frame itself, or every group's frame (each ranked
+    within its group) with the ``query_set`` that group was evaluated on."""
+    if len(frames) == 1:
+        return frames[0]
+    import pandas as pd
+
+    parts = []
+    for g, frame in zip(groups, frames):
+        frame = frame.copy()
+        frame.insert(1, "query_set", f"{g[0].task}: {g[0].query_set.label}")
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True)

@@ -38,6 +38,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import EncoderProtocol, SearchProtocol
 
 from mteb_stratified.core.errors import InputError
+from mteb_stratified.core.query_set import QuerySet
 
 from mteb_stratified.naming import measure_of_key, split_tie_key
 from .scoring import tie_aware_evaluation, tie_aware_scores, write_per_query
@@ -84,6 +85,9 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
     result = tie_aware_evaluation(qrels, run, task.k_values, exact_depth=exact, depth=top_k)
     base.update(tie_aware_scores(result, task.k_values, top_k=top_k, run=run))
     base.update(strata_scores(result, getattr(task, "query_strata", None), task.metadata.main_score))
+    # the evaluated queries, so that results of different query sets are never ranked together
+    base.update(QuerySet.of(result.queries, hf_split,
+                            subset=getattr(task, "_tie_subset", None)).to_keys())
     summary = bundled_strata_block(task, result, hf_split)
     if summary is not None:
         from mteb_stratified.stratification import flat_strata_scores
@@ -226,6 +230,16 @@ def read_task_folder(folder: Path, split: str, task_name: str):
                          fix=(exc.fix + "; " if exc.fix else "") + _BEIR_HELP) from None
 
 
+def subset_note() -> str | None:
+    """``MTEB_STRATIFIED_MAX_QUERIES=5, MTEB_STRATIFIED_MAX_DOCS=-`` when a quick-run subset is
+    asked for (results then record it and are never ranked with full runs), else None."""
+    max_q = os.environ.get(MAX_QUERIES_ENV, "").strip()
+    max_d = os.environ.get(MAX_DOCS_ENV, "").strip()
+    if not max_q and not max_d:
+        return None
+    return f"{MAX_QUERIES_ENV}={max_q or '-'}, {MAX_DOCS_ENV}={max_d or '-'}"
+
+
 def _subset(data, split: str, task_name: str):
     max_q = os.environ.get(MAX_QUERIES_ENV, "").strip()
     max_d = os.environ.get(MAX_DOCS_ENV, "").strip()
@@ -328,6 +342,7 @@ class LocalBeirRetrieval(TieAwareRetrievalMixin, AbsTaskRetrieval):
                              fix=f"set {DATA_DIR_ENV} to a folder holding '{self.beir_name}/' in "
                                  "BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
         self.dataset = {"default": {}}
+        self._tie_subset = subset_note()
         for split in self.eval_splits:
             data = read_task_folder(folder, split, self.metadata.name)
             data = _subset(data, split, self.metadata.name)

@@ -174,3 +174,53 @@ def test_names_from_data_make_no_markdown_link_image_or_spreadsheet_formula(tmp_
     assert any(c.startswith("'=HYPERLINK") for c in cells)
     assert not any(c.startswith("'-") and c[2:3].isdigit() for c in cells)  # numbers untouched
 
+
+
+def _with_queries(scores, qids, subset=None):
+    from mteb_stratified.core.query_set import QuerySet
+
+    return {**scores, **QuerySet.of(qids, "test", subset=subset).to_keys()}
+
+
+def test_results_of_different_query_sets_are_never_ranked_together(tmp_path, capsys):
+    """The issue's case: a 5-query subset run next to full runs. Before, the 5-query run was
+    ranked first with no word; now each query set is its own table, and
+    --require-same-queries refuses."""
+    from mteb_stratified.cli import leaderboard
+
+    full = [f"q{i}" for i in range(323)]
+    _write_result(tmp_path, "org/fp32", "StratifiedNFCorpus", _with_queries(_scores(0.3163, 0.316), full))
+    _write_result(tmp_path, "org/bm25", "StratifiedNFCorpus", _with_queries(_scores(0.3064, 0.306), full))
+    _write_result(tmp_path, "org/bf16", "StratifiedNFCorpus",
+                  _with_queries(_scores(0.6857, 0.68), full[:5], "MTEB_STRATIFIED_MAX_QUERIES=5"))
+    out_dir = tmp_path / "lb"
+    assert leaderboard.main([str(tmp_path), "-o", str(out_dir)]) == 0
+    md = (out_dir / "leaderboard.md").read_text()
+    assert "2 different query sets" in md and "never against another" in md
+    first, second = md.split("### ")[1:]
+    assert "323 queries" in first and "org/fp32" in first and "org/bm25" in first
+    assert "org/bf16" not in first and "| 1 | org/fp32" in first
+    assert "5 queries" in second and "subset MTEB" in second and "| 1 | org/bf16" in second
+    import pandas as pd
+
+    frame = pd.read_csv(out_dir / "leaderboard.csv")
+    assert list(frame["rank"]) == [1, 2, 1]  # ranked within each query set
+    assert frame["query_set"].str.contains("323 queries").tolist() == [True, True, False]
+    assert list(frame["StratifiedNFCorpus queries"]) == [323, 323, 5]
+    capsys.readouterr()
+    assert leaderboard.main([str(tmp_path), "-o", str(out_dir), "--require-same-queries"]) == 2
+    err = capsys.readouterr().err
+    assert "different query sets" in err and "323 queries" in err and "5 queries" in err
+    assert "org/bf16" in err
+
+
+def test_one_query_set_is_one_table_with_a_queries_column(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    qids = ["a", "b", "c"]
+    _write_result(tmp_path, "org/a", "T", _with_queries(_scores(0.3, 0.3), qids))
+    _write_result(tmp_path, "org/b", "T", _with_queries(_scores(0.2, 0.2), list(reversed(qids))))
+    out = export_leaderboard(tmp_path, require_same_queries=True)
+    assert len(out["groups"]) == 1 and "###" not in out["markdown"]
+    assert "| rank | model | revision | queries | E |" in out["markdown"]
+    assert "| 1 | org/a | r1 | 3 |" in out["markdown"]

@@ -122,6 +122,29 @@ def test_results_load_with_mteb(tiny_beir, bow_encoder, tmp_path):
     assert tr.get_score(getter=lambda s: s["ndcg_at_10_range"]) >= 0
 
 
+def test_results_record_their_query_set(tiny_beir, bow_encoder, tmp_path, monkeypatch):
+    """Every result names the queries it was evaluated on (so the leaderboard never ranks a
+    subset run against a full one), and a quick-run subset says it is one."""
+    from mteb_stratified.core.query_set import QuerySet, query_set_id
+
+    task = beir_task(tiny_beir, name="StratifiedTiny")
+    scores = _evaluate(task, bow_encoder, tmp_path / "full").scores["test"][0]
+    from mteb_stratified.io import load_beir
+
+    qids = set(load_beir(tiny_beir, "test", corpus=False).qrels)
+    assert scores["query_set_size"] == len(qids)
+    assert scores["query_set_id"] == query_set_id(qids)
+    assert scores["query_set_subset"] is None
+    monkeypatch.setenv("MTEB_STRATIFIED_MAX_QUERIES", "2")
+    task = beir_task(tiny_beir, name="StratifiedTiny")
+    sub = _evaluate(task, bow_encoder, tmp_path / "sub").scores["test"][0]
+    qs = QuerySet.from_scores(sub, "test")
+    assert qs.n_queries == 2 and qs.subset == "MTEB_STRATIFIED_MAX_QUERIES=2, MTEB_STRATIFIED_MAX_DOCS=-"
+    assert qs != QuerySet.from_scores(scores, "test")
+    files = list((tmp_path / "sub" / "cache").rglob("StratifiedTiny.json"))
+    assert mteb.TaskResult.from_disk(files[0]).scores["test"][0]["query_set_size"] == 2
+
+
 def test_tie_aware_keeps_name_and_main_score(tiny_beir):
     nf = mteb.get_task("NFCorpus")
     ta = tie_aware(nf)

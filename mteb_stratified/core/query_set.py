@@ -1,0 +1,89 @@
+"""The set of evaluated queries behind a figure, and grouping by it.
+
+Two scores are comparable only when they were computed on the same queries: a 5-query run and
+a 323-query run of one task are not (their means estimate different things, and the smaller
+one is mostly noise).  A :class:`QuerySet` names the split, the number of queries and a digest
+of their ids; :func:`group_by_query_set` groups items by it, so that the leaderboard, ``stratify``
+and ``report`` rank and compare only within a group.
+
+The digest is the first 12 hex digits of SHA-256 over the sorted query ids, each as UTF-8
+followed by a newline: independent of order, and written into the results files
+(``query_set_size``, ``query_set_id``, ``query_set_subset``) by the tie-aware tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable, Iterable, TypeVar
+
+__all__ = ["QuerySet", "group_by_query_set", "query_set_id", "QUERY_SET_KEYS"]
+
+#: The score keys a results file records its query set under.
+QUERY_SET_KEYS = ("query_set_size", "query_set_id", "query_set_subset")
+
+T = TypeVar("T")
+
+
+def query_set_id(qids: Iterable) -> str:
+    """12 hex digits of SHA-256 over the sorted ids (``str``), one per line."""
+    h = hashlib.sha256()
+    for q in sorted(str(q) for q in qids):
+        h.update(q.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """The evaluated queries of a result: ``split``, ``n_queries`` and ``digest``
+    (:func:`query_set_id`); ``n_queries`` and ``digest`` are None when the result does not
+    record them (then it cannot be shown to share its queries with any other).  ``subset``
+    names a quick-run subset of the data (e.g. of the documents, which the digest does not
+    see): a subset run is never grouped with a full one."""
+
+    split: str
+    n_queries: int | None = None
+    digest: str | None = None
+    subset: str | None = None
+
+    @classmethod
+    def of(cls, qids: Iterable, split: str, *, subset: str | None = None) -> "QuerySet":
+        ids = {str(q) for q in qids}
+        return cls(str(split), len(ids), query_set_id(ids), subset)
+
+    @classmethod
+    def from_scores(cls, scores: dict, split: str) -> "QuerySet":
+        """The query set a results file's score entry records (:data:`QUERY_SET_KEYS`); not
+        known when it records none."""
+        n, digest = scores.get("query_set_size"), scores.get("query_set_id")
+        if not isinstance(digest, str) or isinstance(n, bool) or not isinstance(n, int):
+            return cls(str(split))
+        subset = scores.get("query_set_subset")
+        return cls(str(split), n, digest, subset if isinstance(subset, str) else None)
+
+    @property
+    def known(self) -> bool:
+        return self.digest is not None
+
+    @property
+    def label(self) -> str:
+        """``test, 323 queries (id 3f2a9c01b7de)``, or ``test, queries not recorded``."""
+        if not self.known:
+            return f"{self.split}, queries not recorded"
+        return (f"{self.split}, {self.n_queries} queries (id {self.digest})"
+                + (f", subset {self.subset}" if self.subset else ""))
+
+    def to_keys(self) -> dict:
+        """The results-file score keys (:data:`QUERY_SET_KEYS`)."""
+        return {"query_set_size": self.n_queries, "query_set_id": self.digest,
+                "query_set_subset": self.subset}
+
+
+def group_by_query_set(items: Iterable[T], key: Callable[[T], object]) -> list[list[T]]:
+    """``items`` grouped by ``key(item)`` (a :class:`QuerySet`, or a tuple of them), in the
+    order of each group's first item; the largest group first when sizes differ."""
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    out = list(groups.values())
+    return sorted(out, key=lambda g: -len(g))  # stable: first-seen order among equal sizes
