@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 SUBPACKAGES = ["mteb_stratified", "mteb_stratified.core", "mteb_stratified.io",
                "mteb_stratified.naming", "mteb_stratified.structure",
@@ -74,6 +76,7 @@ def test_the_bundled_strata_are_handed_out_as_copies():
     from mteb_stratified.stratification.bundled import bundled_strata
 
     a, _ = bundled_strata()
-    a.metadata["bins"] = {"changed": True}
+    with pytest.raises(TypeError, match="read-only"):  # the artifact is read-only data
+        a.metadata["bins"] = {"changed": True}
     b, _ = bundled_strata()
     assert b.metadata["bins"] != {"changed": True}

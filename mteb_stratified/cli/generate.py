@@ -231,8 +231,9 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                              "--extractor offline)")
     n_dense = args.pool_dense if args.pool_dense is not None else (0 if offline else 4)
     dense = not args.no_dense and n_dense > 0
-    artifact.allow_embedding_model(args.embedding_model)
-    model = artifact.embedding_model if dense or offline else None  # refused before any call
+    from ..structure.query_entities import embedding_model_of
+    # a recorded model the user did not name is refused before any call
+    model = embedding_model_of(artifact, args.embedding_model) if dense or offline else None
     from ..generation import GenerationConfig, Pooler, generate_queries, provenance_of, \
         write_dataset
 
@@ -241,13 +242,14 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
                            n_seeds=args.n_seeds, max_candidates=args.max_candidates)
     _check_targets(cfg, artifact, dataset)  # a target above the ceiling: before any model
     if args.writer == "select":
-        return _select(args, folder, dataset, artifact, cfg)
+        return _select(args, folder, dataset, _reader(args, artifact), cfg)
     endpoint = None if offline else _endpoint(args)  # no model or key: before any model
     work = os.path.join(args.out, ".work")
     pooler = Pooler(dataset.corpus, k_bm25=args.pool_bm25, k_dense=n_dense,
                     max_pool=args.max_pool, dense=dense, model=model, cache_dir=work)
     if offline:
         from ..generation.offline import offline_parts
+        artifact = _reader(args, artifact)
         writer, judge, verifier = offline_parts(artifact, pooler, seed=args.seed,
                                                 n_seeds=args.n_seeds, cache_dir=work,
                                                 model=model)
@@ -397,21 +399,10 @@ def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
     calls = BudgetedCalls(endpoint, cache, max_calls=args.budget,
                           max_tokens=args.max_tokens_total, progress=bar,
                           retry_failed=args.retry_failed)
-    if artifact.metadata["extractor"]["kind"] == "llm":
-        # the structure reads each generated query's entities: with the user's endpoint, the
-        # same requests counter, budget and cache file as the generator (never the endpoint
-        # recorded in the artifact)
-        artifact.use_endpoint({**endpoint_settings(args, cache_path=cache.path),
-                               "provider": endpoint.provider}, notify=notify)
-        extractor = artifact.query_extractor()
-        calls.share(extractor)
-        if args.retry_failed:
-            n = extractor.cache.retry_failed()
-            notify(f"--retry-failed: {n} failed answers cleared from {extractor.cache.path}; "
-                   "those queries are asked again")
     writer, verifier = LLMQueryWriter(calls), LLMVerifier(calls)
     judge = LLMJudge(calls, batch=args.judge_batch)
     try:
+        artifact = _llm_reader(args, artifact, calls, endpoint, cache.path)
         result = generate_queries(dataset, artifact, writer=writer, judge=judge,
                                   verifier=verifier, pooler=pooler, config=cfg, calls=calls,
                                   concurrency=args.concurrency)
@@ -423,6 +414,32 @@ def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
             bar.close()
         cache.close()
     return writer, judge, verifier, result
+
+
+def _reader(args, artifact, endpoint: dict | None = None):
+    """The artifact read with the user's query extractor
+    (:class:`~mteb_stratified.structure.query_entities.QueryReader`): its recorded kind, with
+    the model the user names (--embedding-model) and, for an LLM-built structure, the user's
+    ``endpoint`` settings (never the endpoint recorded in the artifact)."""
+    from ..structure.query_entities import QueryReader, query_extractor
+    return QueryReader(artifact, query_extractor(artifact, endpoint, notify=notify,
+                                                 embedding_model=args.embedding_model))
+
+
+def _llm_reader(args, artifact, calls, endpoint, cache_path: str):
+    """:func:`_reader` on the LLM path: an LLM-built structure reads each generated query's
+    entities with the user's endpoint, the same requests counter, budget and cache file as
+    the generator."""
+    if artifact.metadata["extractor"]["kind"] != "llm":
+        return _reader(args, artifact)
+    reader = _reader(args, artifact, {**endpoint_settings(args, cache_path=cache_path),
+                                      "provider": endpoint.provider})
+    calls.share(reader.extractor)
+    if args.retry_failed:
+        n = reader.extractor.cache.retry_failed()
+        notify(f"--retry-failed: {n} failed answers cleared from {reader.extractor.cache.path}; "
+               "those queries are asked again")
+    return reader
 
 
 def _summary(args, result) -> int:

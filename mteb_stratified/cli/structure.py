@@ -179,11 +179,16 @@ def _build(args: argparse.Namespace, folder: str) -> int:
                            progress=not args.no_progress)
     # what the LLM will be sent, said before it is sent (and in the summary: llm_plan)
     report = BuildReport(announce=lambda words: print(words, file=sys.stderr, flush=True))
+    notes: list = []  # the Δ/J bins: the pipeline's last step, before the artifact's one save
     art = build_structure(corpus, config, out=args.out, extractor=extractor,
                           progress=not args.no_progress, name=name, report=report,
                           keep_work=args.keep_work, retry_failed=args.retry_failed,
-                          engine=engine)
-    bins_note = _store_bins(art, folder, corpus, args, limited=args.limit is not None)
+                          engine=engine, finish=_bins_step(folder, corpus, args, notes))
+    bins_note = notes[-1]
+    if report.reused and report.written:
+        print(f"note: {args.out}: the reused artifact's Δ/J bins differ from these settings, so "
+              "it is written again with the new ones (its tables are unchanged)",
+              file=sys.stderr, flush=True)
     stats = art.metadata["stats"]
     summary = {"out": args.out, "reused": report.reused, "resumed_docs": report.resumed_docs,
                "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
@@ -253,8 +258,21 @@ def _reference_splits(folder: str, spec: str) -> list[str]:
     return wanted
 
 
-def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
-    """Compute the reference cut-points (when the folder has judged splits) and save them."""
+def _bins_step(folder: str, corpus: dict, args, notes: list):
+    """The pipeline's last step (``build_structure``'s ``finish``): the artifact with its Δ/J
+    cut-points, a new artifact when they differ from the ones it stores, computed before its
+    one save; the summary's words for them are appended to ``notes``."""
+    def step(art, extractor):
+        bins, note = _bins(art, extractor, folder, corpus, args)
+        notes.append(note)
+        return art if bins is None or bins == art.bins else art.with_bins(bins)
+    return step
+
+
+def _bins(art, extractor, folder: str, corpus: dict, args) -> tuple:
+    """``(bins, note)``: the reference cut-points (when the folder has judged splits; the
+    reference queries read by ``extractor``, the build's), or the explicit ones; None when
+    there are none to store."""
     from dataclasses import replace
 
     from ..io import load_beir
@@ -262,31 +280,28 @@ def _store_bins(art, folder: str, corpus: dict, args, *, limited: bool) -> str:
 
     cuts = args.cut_points
     if cuts is not None:
-        art.metadata["bins"] = {"dispersion": list(cuts[0]), "alignment": list(cuts[1]),
-                                "alignment_soft": list(cuts[1]),
-                                "source": "explicit cut-points (--cut-points; J's serve both "
-                                          "J variants)"}
-        art.save(args.out)
-        return f"Δ {_fmt(cuts[0])}, J {_fmt(cuts[1])} (explicit)"
+        bins = {"dispersion": list(cuts[0]), "alignment": list(cuts[1]),
+                "alignment_soft": list(cuts[1]),
+                "source": "explicit cut-points (--cut-points; J's serve both J variants)"}
+        return bins, f"Δ {_fmt(cuts[0])}, J {_fmt(cuts[1])} (explicit)"
     splits = _reference_splits(folder, args.bins_splits)
     if not splits:
-        return ("none stored (no reference split): Δ/J use the fixed cut-points "
-                "Δ (0.5, 0.75), J (0.25, 0.5)")
-    if limited:
-        return "not computed with --limit (a partial corpus)"
+        return None, ("none stored (no reference split): Δ/J use the fixed cut-points "
+                      "Δ (0.5, 0.75), J (0.25, 0.5)")
+    if args.limit is not None:
+        return None, "not computed with --limit (a partial corpus)"
     tau = SOFT_TAU if args.soft_tau is None else args.soft_tau
-    stored = art.metadata.get("bins") or {}
-    same = (stored.get("reference", {}).get("splits") == sorted(splits)
-            and (not args.soft_bins or ("alignment_soft" in stored and stored.get("tau") == tau)))
+    b = art.bins
+    same = (b.get("reference", {}).get("splits") == sorted(splits)
+            and (not args.soft_bins or ("alignment_soft" in b and b.get("tau") == tau)))
     if not same:
         datasets = [replace(load_beir(folder, split, corpus=False), corpus=corpus)
                     for split in splits]
-        art.metadata["bins"] = reference_bins(art, datasets, soft=args.soft_bins, tau=tau)
-        art.save(args.out)
-    b = art.metadata["bins"]
+        b = reference_bins(art, datasets, soft=args.soft_bins, tau=tau, extractor=extractor,
+                           embedding_model=args.embedding_model)
     soft = f", soft J {_fmt(b['alignment_soft'])} (τ {b['tau']})" if "alignment_soft" in b else ""
-    return (f"Δ {_fmt(b['dispersion'])}, J {_fmt(b['alignment'])}{soft} from "
-            f"{b['reference']['n_queries']} queries of {', '.join(b['reference']['splits'])}")
+    return b, (f"Δ {_fmt(b['dispersion'])}, J {_fmt(b['alignment'])}{soft} from "
+               f"{b['reference']['n_queries']} queries of {', '.join(b['reference']['splits'])}")
 
 
 def _cut_points_arg(spec: str):

@@ -4,7 +4,8 @@ provider, one answer cache and the JSON repair.
 Layer: above :mod:`mteb_stratified.io`, below :mod:`mteb_stratified.structure` (the LLM entity
 extractor) and :mod:`mteb_stratified.generation` (query writer, judge, verifier).
 
-* :mod:`.endpoint` — :class:`ChatEndpoint` and :func:`ask_json` (the one re-ask path);
+* :mod:`.endpoint` — :class:`ChatEndpoint`, :func:`ask_json` (the one re-ask path) and
+  :func:`resolve_settings` (the one reader of ``OPENAI_*``);
 * :mod:`.transport` — what a provider returns and raises;
 * :mod:`.openai_provider` — the OpenAI-compatible provider (the default);
 * :mod:`.cache` — :class:`AnswerCache`, the one crash-safe SQLite cache (a damaged file is set
@@ -16,9 +17,10 @@ To add a provider: implement ``complete(...)`` as :mod:`.openai_provider` does a
 """
 
 from .cache import AnswerCache, cache_key
-from .endpoint import DEFAULT_REASK, ChatEndpoint, ask_json
+from .endpoint import DEFAULT_REASK, ChatEndpoint, ask_json, resolve_settings
 from .json_repair import repair_json
 from .transport import Completion, Misconfigured, Permanent, Refused, Transient
 
-__all__ = ["AnswerCache", "cache_key", "ChatEndpoint", "ask_json", "DEFAULT_REASK",
-           "repair_json", "Completion", "Permanent", "Refused", "Misconfigured", "Transient"]
+__all__ = ["AnswerCache", "cache_key", "ChatEndpoint", "ask_json", "resolve_settings",
+           "DEFAULT_REASK", "repair_json", "Completion", "Permanent", "Refused", "Misconfigured",
+           "Transient"]

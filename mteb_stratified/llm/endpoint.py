@@ -37,9 +37,19 @@ from .openai_provider import OpenAIProvider
 from .transport import Completion, Misconfigured, Permanent, Refused, Transient
 
 __all__ = ["ChatEndpoint", "Completion", "Transient", "Permanent", "Refused", "Misconfigured",
-           "ask_json", "DEFAULT_REASK"]
+           "ask_json", "resolve_settings", "DEFAULT_REASK"]
 
 DEFAULT_REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
+
+
+def resolve_settings(base_url: str | None = None, model: str | None = None,
+                     api_key: str | None = None) -> tuple:
+    """``(base_url, model, api_key)`` as a :class:`ChatEndpoint` takes them: each argument, else
+    the environment (``OPENAI_BASE_URL``, ``OPENAI_MODEL``, ``OPENAI_API_KEY``); None or empty
+    where neither gives one.  The one place those variables are read."""
+    return (base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            model or os.environ.get("OPENAI_MODEL"),
+            api_key or os.environ.get("OPENAI_API_KEY"))
 
 
 class ChatEndpoint:
@@ -58,12 +68,10 @@ class ChatEndpoint:
                  alternative: str = "point --base-url at a running OpenAI-compatible server",
                  client=None, provider=None) -> None:
         self.what, self.alternative = what, alternative
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.model = model or os.environ.get("OPENAI_MODEL")
+        self.base_url, self.model, key = resolve_settings(base_url, model, api_key)
         if not self.model:
             raise InputError(f"no model given for {what}",
                              fix=f"pass --model NAME (or set OPENAI_MODEL), or {alternative}")
-        key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and client is None and provider is None:
             raise InputError(
                 f"no API key for {what}",

@@ -82,13 +82,14 @@ def bundled_strata(name: str = "nfcorpus", split: str = "test",
     """``(artifact, QueryStrata)`` of a bundled dataset's judged queries, with J over concepts
     (``alignment="soft"``, the default, from the precomputed values) or over names (exact).
 
-    Loaded once per process and handed out as copies, so a caller that changes its artifact
-    (its metadata, say) changes nobody else's.
+    Loaded once per process: the artifact is read-only, so it is shared; the strata are handed
+    out as copies, so a caller that changes its strata changes nobody else's.
     """
     import copy
 
     check_alignment(alignment)
-    return copy.deepcopy(_load_bundled_strata(name, split, alignment))
+    artifact, strata = _load_bundled_strata(name, split, alignment)
+    return artifact, copy.deepcopy(strata)
 
 
 @functools.lru_cache(maxsize=4)

@@ -53,8 +53,9 @@ def load_context(structure: str | None = None, dataset: str | None = None, *,
     """The :class:`Context` for an artifact folder (``structure``; None: the bundled NFCorpus
     one), a BEIR folder (``dataset``; None: the bundled NFCorpus) and ``split`` (module
     docstring).  ``endpoint``: the user's LLM endpoint settings
-    (:meth:`~mteb_stratified.structure.artifact.StructureArtifact.use_endpoint`), used with a
-    ``structure`` folder; ``notify`` gets its one-line notices."""
+    (:func:`~mteb_stratified.structure.query_entities.query_extractor`), used with a
+    ``structure`` folder; ``embedding_model``: the model the user allows; ``notify`` gets the
+    one-line notices."""
     key = (structure, dataset, split, alignment, embedding_model,
            tuple(sorted((k, _hashable(v)) for k, v in (endpoint or {}).items())))
     if key not in _LAST:
@@ -76,6 +77,7 @@ def _hashable(value):
 def _load(structure, dataset, split, alignment, embedding_model, endpoint, notify) -> Context:
     from ..io import bundled_path, load_beir
     from ..structure.artifact import StructureArtifact
+    from ..structure.query_entities import embedding_model_of, query_extractor
     from .dataset import strata_for_dataset
 
     if structure is None and dataset is None and split == "test":
@@ -85,13 +87,15 @@ def _load(structure, dataset, split, alignment, embedding_model, endpoint, notif
         return Context(artifact, load_beir(bundled_path("nfcorpus"), "test"), strata)
     art = (StructureArtifact.bundled("nfcorpus") if structure is None
            else StructureArtifact.load(structure))
-    art.allow_embedding_model(embedding_model)
-    if alignment == "soft":
-        art.embedding_model  # a model the user did not allow is refused before any extraction
-    if structure is not None:
-        art.use_endpoint(dict(endpoint or {}), notify=notify)
+    if alignment == "soft":  # a model the user did not allow is refused before any extraction
+        embedding_model_of(art, embedding_model)
     folder = dataset or bundled_path("nfcorpus")
     data = load_beir(folder, split)
     art.check_corpus(data.corpus, source=folder)
+    # the queries' extractor: the artifact's recorded kind, with the user's endpoint for a
+    # structure folder (never the one the artifact records) and the model the user allows
+    extractor = query_extractor(art, None if structure is None else dict(endpoint or {}),
+                                embedding_model=embedding_model, notify=notify)
     return Context(art, data, strata_for_dataset(art, data, check_corpus=False,
-                                                 alignment=alignment))
+                                                 alignment=alignment, extractor=extractor,
+                                                 embedding_model=embedding_model))

@@ -1,12 +1,12 @@
 """Each judged query's stratum over a corpus structure (primary cluster, Δ, J, bins).
 
-:func:`strata_for_dataset` takes the query entities from the artifact's query extractor
-(:meth:`~mteb_stratified.structure.StructureArtifact.query_extractor`: the recorded kind, built
-from the user's settings, never from a path or endpoint in the artifact) (or given,
-e.g. precomputed and bundled) and canonicalises the document entities; ``alignment="soft"``
-matches entities by embedding (cosine ≥ τ).  Each query also carries its lexical containment
-(:mod:`.lexical`), the yardstick J is reported next to.  Definitions (ours):
-:mod:`mteb_stratified.core.strata`.
+:func:`strata_for_dataset` takes the query entities from the caller's query extractor
+(:func:`~mteb_stratified.structure.query_entities.query_extractor`: the recorded kind, built
+from the artifact and the user's settings, never from a path or endpoint in the artifact) (or
+given, e.g. precomputed and bundled) and canonicalises the document entities;
+``alignment="soft"`` matches entities by embedding (cosine ≥ τ).  Each query also carries its
+lexical containment (:mod:`.lexical`), the yardstick J is reported next to.  Definitions
+(ours): :mod:`mteb_stratified.core.strata`.
 """
 
 from __future__ import annotations
@@ -56,11 +56,13 @@ def gate_verdict(dataset) -> str | None:
     return str(verdict)[:400] if verdict else None
 
 
-def _entity_vectors(artifact, names) -> dict:
-    """Embeddings of entity names with the artifact's embedding model (unit rows)."""
+def _entity_vectors(artifact, names, allowed: str | None) -> dict:
+    """Embeddings of entity names with the artifact's embedding model (unit rows): the packaged
+    one, or the one the user named (``allowed``)."""
     from ..structure.embed import embed_texts
+    from ..structure.query_entities import embedding_model_of
     names = sorted(names)
-    model = artifact.embedding_model
+    model = embedding_model_of(artifact, allowed)
     emb = embed_texts(names, model)
     return dict(zip(names, emb))
 
@@ -68,7 +70,8 @@ def _entity_vectors(artifact, names) -> dict:
 def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: float = 1,
                        check_corpus: bool = True,
                        query_entities: Mapping[str, set] | None = None,
-                       alignment: str = "exact", tau: float | None = None) -> QueryStrata:
+                       alignment: str = "exact", tau: float | None = None,
+                       extractor=None, embedding_model: str | None = None) -> QueryStrata:
     """Strata of every judged query of a BEIR dataset (``load_beir``) over ``artifact``.
 
     The corpus must be the one the artifact was built on (fingerprint check; with
@@ -80,10 +83,13 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     reports the generated ones apart.  A split of generated queries only is stratified as it
     is (the block says that its queries are generated).
     ``query_entities`` (``{qid: entities}``, e.g. precomputed with the artifact's extractor and
-    bundled) skips the extraction; otherwise the artifact's own extractor runs.
+    bundled) skips the extraction; otherwise ``extractor`` reads the queries (one
+    :func:`~mteb_stratified.structure.query_entities.query_extractor` built; None: the
+    artifact's recorded one, which needs no user input).
     ``alignment="soft"`` computes the soft J (entities matched by cosine ≥ ``tau`` between
-    embeddings of the artifact's embedding model; default τ: the one stored with the bins, else
-    0.8) and bins it with the stored soft cut-points.
+    embeddings of the artifact's embedding model, loaded when it is the packaged one or the
+    user's ``embedding_model``; default τ: the one stored with the bins, else 0.8) and bins it
+    with the stored soft cut-points.
     """
     check_alignment(alignment)
     corpus = getattr(dataset, "corpus", None)
@@ -101,7 +107,8 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
     if apart:
         qids = [q for q in qids if q not in generated]
     if query_entities is None:
-        extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids])
+        extracted = artifact.extract_entities_batch([dataset.queries[q] for q in qids],
+                                                    extractor)
         query_entities = dict(zip(qids, extracted))
     missing = [q for q in qids if q not in query_entities]
     if missing:
@@ -119,7 +126,7 @@ def strata_for_dataset(artifact, dataset, *, bins: Bins | None = None, level: fl
             for d, g in judged.items():
                 if g >= level:
                     names |= doc_entities.get(d, set())
-        vectors = _entity_vectors(artifact, names)
+        vectors = _entity_vectors(artifact, names, embedding_model)
     strata = stratify(qrels, weights, query_entities=query_entities, doc_entities=doc_entities,
                       bins=bins, level=level, entity_vectors=vectors,
                       tau=SOFT_TAU if tau is None else tau)

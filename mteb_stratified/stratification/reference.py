@@ -26,18 +26,21 @@ def _quantile_text(quantiles) -> str:
 
 
 def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_TAU,
-                   level: float = 1, quantiles: tuple = (1 / 3, 2 / 3)) -> dict:
+                   level: float = 1, quantiles: tuple = (1 / 3, 2 / 3), extractor=None,
+                   embedding_model: str | None = None) -> dict:
     """Our rule for the corpus' fixed cut-points, from a reference query pool (JSON-ready).
 
     ``datasets``: BEIR datasets (``load_beir``) of the artifact's corpus, e.g. its dev split.
-    Every judged query with a relevant document is stratified (query entities by the artifact's
-    own extractor); the cut-points are the ``quantiles`` of Δ and of J over that pool::
+    Every judged query with a relevant document is stratified (query entities by ``extractor``,
+    e.g. the one that built the artifact; None: the artifact's recorded one; the soft J with the
+    artifact's embedding model, the packaged one or the user's ``embedding_model``); the
+    cut-points are the ``quantiles`` of Δ and of J over that pool::
 
         Δ cuts = Q_Δ(1/3), Q_Δ(2/3);   J cuts = Q_J(1/3), Q_J(2/3)   (and Q_Jsoft with ``soft``)
 
-    Store the result in ``artifact.metadata["bins"]`` (the ``structure`` command does) and every
-    later query set over the corpus is binned with it.  Queries of different datasets are kept
-    apart (ids prefixed by split).
+    Store the result as the artifact's bins (``artifact.with_bins(bins)``, a new artifact saved
+    once: the ``structure`` command does) and every later query set over the corpus is binned
+    with it.  Queries of different datasets are kept apart (ids prefixed by split).
     """
     datasets = list(datasets)
     if not datasets:
@@ -52,13 +55,15 @@ def reference_bins(artifact, datasets, *, soft: bool = False, tau: float = SOFT_
     corpus = datasets[0].corpus
     pool = _PoolDataset(corpus, pooled_queries, pooled_qrels)
     qids = list(pooled_queries)
-    entities = dict(zip(qids, artifact.extract_entities_batch([pooled_queries[q] for q in qids])))
+    texts = [pooled_queries[q] for q in qids]
+    entities = dict(zip(qids, artifact.extract_entities_batch(texts, extractor)))
     base = Bins()
     out: dict = {}
     n = None
     for variant in (("exact", "soft") if soft else ("exact",)):
         st = strata_for_dataset(artifact, pool, bins=base, level=level, alignment=variant,
-                                tau=tau, check_corpus=False, query_entities=entities)
+                                tau=tau, check_corpus=False, query_entities=entities,
+                                embedding_model=embedding_model)
         if st.n_queries == 0:
             raise InputError("no reference query has a relevant document in the structure",
                              fix="use a judged split of this corpus as the reference pool")

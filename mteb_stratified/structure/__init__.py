@@ -3,7 +3,9 @@
 Layer: above :mod:`mteb_stratified.io` and :mod:`mteb_stratified.llm`, below stratification.
 The pipeline (:mod:`.pipeline`) runs named steps, one module each (extraction, vocabulary,
 linking, clustering, describe); extractors honour :class:`EntityExtractor` and are found by name
-in :mod:`.registry`; :mod:`.artifact` saves and loads the result.
+in :mod:`.registry`; :mod:`.artifact` saves and loads the result, read-only data; the extractor
+of queries is built from an artifact and the user's inputs by :func:`query_extractor`
+(:mod:`.query_entities`).
 
 Heavy dependencies (spaCy, sentence-transformers, faiss, igraph, leidenalg, openai) are imported
 lazily; install them with ``pip install mteb-stratified[structure]`` (``[llm]`` for the LLM
@@ -15,6 +17,8 @@ from .extractors import Entity, EntityExtractor
 from .fingerprint import corpus_fingerprint
 from .leiden import LeidenClustering
 from .pipeline import StructureConfig, build_structure
+from .query_entities import QueryReader, embedding_model_of, query_extractor
 
 __all__ = ["StructureArtifact", "Entity", "EntityExtractor", "LeidenClustering",
-           "StructureConfig", "build_structure", "corpus_fingerprint"]
+           "StructureConfig", "build_structure", "corpus_fingerprint", "query_extractor",
+           "embedding_model_of", "QueryReader"]

@@ -19,18 +19,22 @@ inputs and seed give byte-identical files):
 
 The metadata records how the artifact was built, for provenance only: an artifact may come from
 someone else, so reusing it never contacts an endpoint, uses a key or opens a path written in it
-(:meth:`StructureArtifact.query_extractor`).  Every file is written through a temp file unique
-to the process; a damaged file is an :class:`InputError` naming the file and line.  Loading
-checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded integers, finite
-numbers, ordered cut-points; model names, never paths), and that the ids the tables hold refer
-to clusters that exist; a model the metadata names is loaded only from an installed package or
-with the user's consent, never from a folder of that name in the current folder.
+(the extractor of queries is built from the artifact and the user's own inputs by the code that
+needs it: :mod:`.query_entities`).  A :class:`StructureArtifact` is read-only data: its
+attributes are never rebound, its metadata and tables are read-only containers, and a changed
+artifact is a new object (:meth:`StructureArtifact.with_bins`).  Every file is written through
+a temp file unique to the process; a damaged file is an :class:`InputError` naming the file and
+line.  Loading checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded
+integers, finite numbers, ordered cut-points; model names, never paths), and that the ids the
+tables hold refer to clusters that exist; a model the metadata names is loaded only from an
+installed package or with the user's consent, never from a folder of that name in the current
+folder (:mod:`.query_entities`).
 """
 
 from __future__ import annotations
 
+import copy
 import gzip
-import inspect
 import io
 import json
 import os
@@ -40,7 +44,7 @@ from ..core.errors import InputError
 from ..io.files import GZIP_RATIO_ENV, numbered_lines, parse_json, read_bytes, utf8_error
 from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint
-from .schema import metadata_problem, model_name_problem, row_problem
+from .schema import REBUILD_FIX, REQUEST_BOUNDS, metadata_problem, row_problem
 
 __all__ = ["StructureArtifact", "ARTIFACT_FORMAT", "REQUEST_BOUNDS"]
 
@@ -70,32 +74,47 @@ def _write_jsonl_gz(path: str, rows: Iterable[dict]) -> None:
         fh.write(raw.getvalue())
 
 
-#: Upper bounds of the request sizes an LLM-built artifact records (completion tokens and
-#: characters of the text sent per query): the recorded sizes are taken up to these, so a shared
-#: file cannot make the user's paid endpoint answer longer requests.
-REQUEST_BOUNDS = {"max_tokens": 4096, "max_chars": 20000}
-
-_REBUILD = ("rebuild the artifact with `mteb-stratified structure --corpus ... --out DIR` (delete "
-            "the damaged folder first), or copy it again from its source")
+_REBUILD = REBUILD_FIX
 
 
-def _bad_type(value, kind) -> bool:
-    return isinstance(value, bool) or not isinstance(value, kind)
+def _read_only(*_args, **_kwargs):
+    raise TypeError("a structure artifact is read-only: make a changed copy "
+                    "(StructureArtifact.with_bins) instead")
 
 
-def _plain_setting(value) -> bool:
-    """A number, flag or short name that cannot point at a file or a server."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(isinstance(v, (bool, int, float)) for v in value)
-    if not isinstance(value, str):
-        return False
-    return not (any(c in value for c in "/\\:~") or value.startswith("."))
+class _ReadOnlyDict(dict):
+    """A dict that refuses changes (still a dict: JSON, equality and copies work as for one)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self):
+        return type(self), (dict(self),)
 
 
-def _url(value) -> str | None:
-    return value.rstrip("/") if isinstance(value, str) and value else None
+class _ReadOnlyList(list):
+    """A list that refuses changes (still a list)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __reduce__(self):
+        return type(self), (list(self),)
+
+
+def _frozen(value):
+    """``value`` (JSON-like: dicts, lists, tuples, sets, scalars) as read-only containers."""
+    if isinstance(value, dict):
+        return _ReadOnlyDict((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return _ReadOnlyList(_frozen(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)
+    return value
 
 
 def _reread(exc: InputError, path: str, line: int, what: str = "") -> InputError:
@@ -256,42 +275,52 @@ def _tree_of(rows: list, n_clusters: int, source):
 
 
 class StructureArtifact:
-    """The corpus map: entities, clusters, document -> cluster weights.
+    """The corpus map: entities, clusters, document -> cluster weights.  Read-only data.
 
     Attributes used downstream: ``doc_cluster_weights`` ``{doc_id: {cluster: weight}}``,
     ``cluster_mass`` ``{cluster: mass}``, ``cluster_labels`` ``{cluster: label}``,
-    ``doc_entities`` ``{doc_id: set of names}``, ``corpus_fingerprint``, ``metadata``; and
-    :meth:`extract_entities` for a query.
+    ``doc_entities`` ``{doc_id: frozenset of names}``, ``corpus_fingerprint``, ``metadata``; and
+    :meth:`extract_entities` for a query, with an extractor that
+    :func:`~.query_entities.query_extractor` builds.  None of them can be rebound or changed
+    (the containers are read-only); :meth:`with_bins` gives a new artifact.
     """
 
     def __init__(self, metadata: dict, entities: list[dict], doc_entities: dict,
                  clusters: list[dict], doc_cluster_weights: dict,
-                 cluster_levels: list[dict] | None = None) -> None:
-        self.metadata = metadata
-        self.entities = entities
-        self.doc_entities = {d: set(v) for d, v in doc_entities.items()}
-        self.clusters = clusters
-        self.doc_cluster_weights = {d: {int(c): float(w) for c, w in ws.items()}
-                                    for d, ws in doc_cluster_weights.items()}
-        self.cluster_mass = {int(c["id"]): float(c["mass"]) for c in clusters}
-        self.cluster_labels = {int(c["id"]): str(c["label"]) for c in clusters}
-        self.entity_cluster = {e["name"]: int(e["cluster"]) for e in entities}
-        self.cluster_levels = list(cluster_levels or [])
-        self._tree = None
-        self._alias = {}
+                 cluster_levels: list[dict] | None = None, *, source: str | None = None) -> None:
+        alias = {}
         for e in entities:
-            for alias in e.get("aliases", ()):
-                self._alias[alias] = e["name"]
-        self._extractor = None
-        self._endpoint: dict | None = None
-        self._notify = None
-        self._meta_path: str | None = None
-        self._allowed_model: str | None = None
+            for name in e.get("aliases", ()):
+                alias[name] = e["name"]
+        self.__dict__.update(
+            metadata=_frozen(metadata), entities=_frozen(entities),
+            doc_entities=_ReadOnlyDict((d, frozenset(v)) for d, v in doc_entities.items()),
+            clusters=_frozen(clusters),
+            doc_cluster_weights=_ReadOnlyDict(
+                (d, _ReadOnlyDict((int(c), float(w)) for c, w in ws.items()))
+                for d, ws in doc_cluster_weights.items()),
+            cluster_mass=_ReadOnlyDict((int(c["id"]), float(c["mass"])) for c in clusters),
+            cluster_labels=_ReadOnlyDict((int(c["id"]), str(c["label"])) for c in clusters),
+            entity_cluster=_ReadOnlyDict((e["name"], int(e["cluster"])) for e in entities),
+            cluster_levels=_frozen(list(cluster_levels or [])),
+            _alias=alias, _meta_path=source, _tree=None)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"a StructureArtifact is read-only: {name!r} cannot be set (make "
+                             "a changed copy, e.g. with_bins, instead)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a StructureArtifact is read-only: {name!r} cannot be deleted")
 
     # -- identity -----------------------------------------------------------------------------
     @property
     def corpus_fingerprint(self) -> str:
         return self.metadata["corpus"]["fingerprint"]
+
+    @property
+    def source(self) -> str | None:
+        """The ``metadata.json`` the artifact was loaded from (None: built in memory)."""
+        return self._meta_path
 
     @property
     def n_clusters(self) -> int:
@@ -304,8 +333,9 @@ class StructureArtifact:
         under one root).  A table that is not a tree is an :class:`InputError`."""
         if self._tree is None:
             from ..core.hierarchy import ClusterTree
-            self._tree = (_tree_of(self.cluster_levels, self.n_clusters, self._meta_path)
-                          if self.cluster_levels else ClusterTree.flat(max(self.n_clusters, 1)))
+            self.__dict__["_tree"] = (
+                _tree_of(self.cluster_levels, self.n_clusters, self._meta_path)
+                if self.cluster_levels else ClusterTree.flat(max(self.n_clusters, 1)))
         return self._tree
 
     def unit_label(self, level: int, unit: int) -> str | None:
@@ -331,49 +361,15 @@ class StructureArtifact:
         """Per-corpus bin cut-points (e.g. for Δ and J), stored in the metadata."""
         return dict(self.metadata.get("bins", {}))
 
-    @property
-    def embedding_model(self) -> str | None:
-        """The recorded embedding model: None (the packaged one), the packaged one by name, or
-        the model hub name or model folder the user gave themselves
-        (:meth:`allow_embedding_model`).  Any other is refused: loading it would download
-        weights (pickles can run code) or open a folder chosen by a shared file; a name is
-        never taken as a folder of the current folder."""
-        return self._consented_model(self.metadata["parameters"].get("embedding_model"),
-                                     "the embedding model", "--embedding-model")
-
-    def _consented_model(self, name, what: str, option: str) -> str | None:
-        """``name``, a sentence-transformers model the artifact records, when it is the packaged
-        one or exactly the one the user gave (``option``): a hub name, or a model folder (a path
-        the artifact records is opened only when the user gives that path themselves).  A name
-        that is also a folder of the current folder is refused (the loader would open it)."""
-        from .embed import DEFAULT_MODEL
-        if name is None or name == DEFAULT_MODEL:
-            return name
-        is_path = model_name_problem(name) is not None
-        if name == self._allowed_model and (is_path or not os.path.exists(name)):
-            return name  # the user named this model, or this folder, themselves
-        if is_path or os.path.exists(name):
-            raise InputError(f"metadata.json records {what} {name!r}, a path: a "
-                             "structure artifact never chooses a file to open",
-                             source=self._meta_path,
-                             fix=f"if it is your own model folder, give it yourself: {option} "
-                                 f"{name}; else rebuild the artifact with `mteb-stratified "
-                                 f"structure {option} NAME` (a model hub name), or use an "
-                                 "artifact from a source you trust")
-        if name != self._allowed_model:
-            given = ("" if self._allowed_model is None
-                     else f" ({option} {self._allowed_model!r} was given)")
-            raise InputError(f"metadata.json records {what} {name!r}, not the "
-                             f"packaged {DEFAULT_MODEL}{given}: a structure artifact never "
-                             "chooses a model to download and load", source=self._meta_path,
-                             fix=f"if you trust that model, allow it with {option} "
-                                 f"{name}; else use an artifact built with the packaged model")
-        return name
-
-    def allow_embedding_model(self, name: str | None) -> None:
-        """Let :attr:`embedding_model` return ``name`` when the artifact records it (the user
-        named that model themselves, e.g. ``--embedding-model NAME``)."""
-        self._allowed_model = name
+    def with_bins(self, bins: dict | None) -> "StructureArtifact":
+        """A new artifact: this one with ``bins`` as its metadata's cut-points (None: none
+        stored); this one is left as it is.  The tables are shared (they are read-only)."""
+        metadata = {k: v for k, v in self.metadata.items() if k != "bins"}
+        if bins is not None:
+            metadata["bins"] = bins
+        new = copy.copy(self)
+        new.__dict__["metadata"] = _frozen(metadata)
+        return new
 
     def canonical(self, name: str) -> str:
         """The canonical name of a normalised entity name (near-duplicates merged)."""
@@ -401,124 +397,26 @@ class StructureArtifact:
                     "--corpus ... --out ...`, or pass the artifact built from it")
 
     # -- query side ---------------------------------------------------------------------------
-    # metadata.json records how the artifact was built, for provenance only: the extractor for
-    # queries is built from the user's own arguments, never from an endpoint, key or path
-    # written in a (possibly shared) file.
-    def set_extractor(self, extractor) -> None:
-        """Use ``extractor`` for :meth:`extract_entities` (e.g. an LLM extractor with its key)."""
-        self._extractor = extractor
-
-    def use_endpoint(self, settings: dict, *, notify=None) -> None:
-        """The user's own LLM endpoint for the queries of an LLM-built artifact.
-
-        ``settings`` are :class:`~.llm.LLMExtractor` arguments (``base_url``, ``model``,
-        ``api_key``, ``cache_path``, ``timeout``, ...; unset ones fall back to the user's
-        environment).  The extractor is built when a query needs it; ``notify(line)`` is then
-        told when the endpoint or model differs from the one the artifact records.
-        """
-        self._endpoint, self._notify = dict(settings), notify
-
-    def query_extractor(self):
-        """The extractor of :meth:`extract_entities`: the one set, else one built from the
-        user's settings (:meth:`use_endpoint`) and the recorded extractor kind."""
-        if self._extractor is None:
-            info = self.metadata["extractor"]
-            if info["kind"] == "llm":
-                self._extractor = self._llm_extractor(info)
-            else:
-                from .registry import extractor_class
-                try:
-                    cls = extractor_class(info["kind"])
-                except InputError as exc:  # not installed here: say which file names it
-                    raise InputError(f"extractor.kind is {info['kind']!r}: {exc.message}",
-                                     source=self._meta_path, fix=exc.fix) from None
-                self._extractor = cls(**self._recorded_params(info, cls))
-        return self._extractor
-
-    def _recorded_params(self, info: dict, cls) -> dict:
-        """The recorded constructor parameters of ``cls``, refused when one could name a path
-        or server, when a recorded model is not one the user has (an installed spaCy package;
-        a sentence-transformers model as for :attr:`embedding_model`), or when they do not fit
-        the constructor."""
-        from .extractors import KeyBERTExtractor, SpacyNounChunkExtractor
-        params = info.get("init_params") or {}
-        if not isinstance(params, dict):
-            params = {"init_params": params}
-        for key, value in params.items():
-            if not _plain_setting(value):
-                raise InputError(
-                    f"metadata.json records the extractor parameter {key}={value!r}, which "
-                    "could name a file or a server; a structure artifact never chooses where "
-                    "we read or connect", source=self._meta_path,
-                    fix="rebuild the artifact with your own settings (`mteb-stratified "
-                        "structure`), or use an artifact from a source you trust")
-        if issubclass(cls, SpacyNounChunkExtractor) and "model" in params:
-            self._check_spacy_model(params["model"])
-        if issubclass(cls, KeyBERTExtractor):
-            self._consented_model(params.get("model"), "the KeyBERT model "
-                                  "(extractor.init_params.model)", "--embedding-model")
-        try:
-            inspect.signature(cls).bind(**params)
-        except TypeError as exc:
-            raise InputError(f"extractor.init_params do not fit the {info['kind']!r} extractor "
-                             f"({cls.__module__}.{cls.__qualname__}): {exc}",
-                             source=self._meta_path, fix=_REBUILD) from None
-        return dict(params)
-
-    def _check_spacy_model(self, name: str) -> None:
-        """A spaCy model the artifact records must be an installed model package: a name is
-        never looked up as a folder (spaCy would load ``./name`` from the current folder)."""
-        from .extractors import spacy_install_command, spacy_model_dir
-        if spacy_model_dir(name) is None:
-            raise InputError(
-                f"extractor.init_params.model is {name!r}, a spaCy model that is not an "
-                "installed package here (a model an artifact records is only ever loaded from "
-                "an installed package, never from a folder)", source=self._meta_path,
-                fix=f"if you trust that model, install it ({spacy_install_command(name)}); else "
-                    "rebuild the artifact with the packaged spaCy model: `mteb-stratified "
-                    "structure --corpus BEIR_FOLDER --out DIR`")
-
-    def _llm_extractor(self, info: dict):
-        """The user's LLM extractor; the recorded request sizes are kept up to
-        :data:`REQUEST_BOUNDS` unless the user's settings give their own."""
-        from .llm import LLMExtractor
-        ep = self._endpoint or {}
-        model = ep.get("model") or os.environ.get("OPENAI_MODEL")
-        key = ep.get("api_key") or os.environ.get("OPENAI_API_KEY")
-        if self._endpoint is None or not model or not (key or ep.get("provider") is not None):
-            raise InputError(
-                "this structure artifact was built with the LLM extractor, so the query "
-                "entities need an LLM endpoint of your own (the one recorded in its "
-                "metadata.json is never contacted)", source=self._meta_path,
-                fix="pass --base-url URL --model NAME --api-key KEY (or set OPENAI_BASE_URL, "
-                    "OPENAI_MODEL and OPENAI_API_KEY)")
-        recorded = info.get("params") if isinstance(info.get("params"), dict) else {}
-        sizes = {k: min(recorded[k], bound) for k, bound in REQUEST_BOUNDS.items()
-                 if not _bad_type(recorded.get(k), int) and recorded[k] >= 1}
-        extractor = LLMExtractor(**{**sizes, **ep})
-        init = info.get("init_params") if isinstance(info.get("init_params"), dict) else {}
-        was = (_url(init.get("base_url")), recorded.get("model", init.get("model")))
-        now = (_url(extractor.base_url), extractor.model)
-        if was != now and self._notify is not None:
-            self._notify(f"note: the artifact's entities were extracted by model {was[1]!r} at "
-                         f"{was[0] or 'the default endpoint'} (recorded, not contacted); the "
-                         f"query entities now come from a different extractor: model "
-                         f"{now[1]!r} at {now[0] or 'the default endpoint'}")
-        return extractor
-
-    def extract_entities(self, text: str) -> set[str]:
+    def extract_entities(self, text: str, extractor=None) -> set[str]:
         """The normalised, canonical entity names of ``text``, with the artifact's settings.
 
-        Abbreviations are expanded from definitions in ``text`` itself, then from the corpus
-        abbreviations stored in the artifact; corpus stop-entities are dropped.
+        ``extractor`` reads the raw entities: one :func:`~.query_entities.query_extractor`
+        built from this artifact and the user's inputs (an endpoint, a model they name); None:
+        the recorded one, built without user input (:func:`~.query_entities.recorded_extractor`;
+        an LLM-built artifact needs the user's endpoint, so it is refused).  Abbreviations are
+        expanded from definitions in ``text`` itself, then from the corpus abbreviations stored
+        in the artifact; corpus stop-entities are dropped.
         """
-        return self.extract_entities_batch([text])[0]
+        return self.extract_entities_batch([text], extractor)[0]
 
-    def extract_entities_batch(self, texts) -> list[set[str]]:
+    def extract_entities_batch(self, texts, extractor=None) -> list[set[str]]:
         """:meth:`extract_entities` for many texts at once (one extractor pass)."""
         from .normalise import find_abbreviations, normalise_entities
+        if extractor is None:
+            from .query_entities import recorded_extractor
+            extractor = recorded_extractor(self)
         texts = list(texts)
-        raw = self.query_extractor().extract(texts)
+        raw = extractor.extract(texts)
         corpus_abbreviations = self.metadata.get("abbreviations", {})
         stop = self.metadata.get("stop_entities", ())
         out = []
@@ -578,10 +476,10 @@ class StructureArtifact:
         entities, clusters = tables["entities"], tables["clusters"]
         doc_entities = {r["doc_id"]: r["entities"] for r in tables["doc_entities"]}
         weights = {r["doc_id"]: r["weights"] for r in tables["doc_clusters"]}
-        art = cls(metadata, entities, doc_entities, clusters, weights, tables["cluster_levels"])
-        art._meta_path = meta_path
-        art._tree = _tree_of(art.cluster_levels, art.n_clusters,
-                             os.path.join(directory, "cluster_levels.jsonl.gz"))
+        art = cls(metadata, entities, doc_entities, clusters, weights, tables["cluster_levels"],
+                  source=meta_path)
+        art.__dict__["_tree"] = _tree_of(art.cluster_levels, art.n_clusters,
+                                         os.path.join(directory, "cluster_levels.jsonl.gz"))
         if corpus is not None:
             art.check_corpus(corpus, source=directory)
         return art

@@ -110,6 +110,8 @@ class StructureConfig:
 class BuildReport:
     """What a build did: timings (seconds) and counts; not part of the artifact.
 
+    ``reused``: a finished artifact with the same settings was loaded, not built; ``written``:
+    this build wrote the artifact (once; a reused one only when its last step made a new one).
     ``llm_plan``: what the LLM extractor was to send, worked out before it sent anything
     (:meth:`~.llm.LLMExtractor.plan` of the documents not checkpointed); ``announce``, when
     given, is called with it in words at that moment (the CLI prints it).
@@ -119,6 +121,7 @@ class BuildReport:
     resumed_docs: int = 0
     extracted_docs: int = 0
     reused: bool = False
+    written: bool = False
     llm_plan: dict | None = None
     announce: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
@@ -219,7 +222,8 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                     out: str | None = None, extractor=None, progress: bool = False,
                     keep_work: bool = False, name: str | None = None,
                     report: BuildReport | None = None,
-                    retry_failed: bool = False, engine=None) -> StructureArtifact:
+                    retry_failed: bool = False, engine=None,
+                    finish: Callable | None = None) -> StructureArtifact:
     """Build (and with ``out``, save) the structure artifact of ``corpus``.
 
     With ``out``, extraction is checkpointed under ``out/.work`` and a rerun resumes; a
@@ -232,6 +236,12 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     ``engine`` runs extraction and embedding (:mod:`.engine`): this process by default, or a
     cluster (:class:`mteb_stratified.adapters.ray_engine.RayEngine`).  It never changes the
     artifact, so it is not one of its settings.
+
+    ``finish(artifact, extractor) -> artifact``: the pipeline's last step, before the one save,
+    given the built artifact and the extractor that built it; it returns the artifact to save,
+    a new one when it adds something (the ``structure`` command's Δ/J bins:
+    :meth:`~.artifact.StructureArtifact.with_bins`).  On a reused artifact it runs too, and the
+    folder is written only when it returns a new artifact (``report.written``).
     """
     from .describe import build_metadata, describe
     from .extraction import extract_documents
@@ -256,8 +266,11 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     old = _reusable(out, settings_key, retry_failed)
     if old is not None:
         report.reused = True
-        old.set_extractor(extractor)  # the user's extractor: its key, budget and cache
-        return old
+        new = old if finish is None else finish(old, extractor)  # the user's extractor
+        if new is not old:
+            report.written = True
+            new.save(out)
+        return new
     work = os.path.join(out, ".work") if out is not None else None
 
     def timed(step: str, fn, *args):
@@ -293,9 +306,11 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                               normaliser_version=NORMALISER_VERSION)
     artifact = StructureArtifact(metadata, tables.entities, linked.doc_entities, tables.clusters,
                                  tables.weights, tables.levels)
-    artifact.set_extractor(extractor)
+    if finish is not None:
+        artifact = finish(artifact, extractor)
     if out is not None:
         artifact.save(out)
+        report.written = True
         if not keep_work and work is not None and os.path.isdir(work):
             shutil.rmtree(work)
     report.timings["total"] = time.perf_counter() - t0

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["Check", "METADATA", "INIT_PARAMS", "OPEN_INIT_PARAMS", "ROWS", "MAX_COUNT", "MAX_ID",
-           "metadata_problem", "row_problem", "model_name_problem", "shown"]
+           "REQUEST_BOUNDS", "REBUILD_FIX", "metadata_problem", "row_problem",
+           "model_name_problem", "shown"]
 
 #: The largest count (documents, entities, queries) and id an artifact may record.
 MAX_COUNT = MAX_ID = 10**9
@@ -34,6 +35,13 @@ MAX_COUNT = MAX_ID = 10**9
 MAX_NAME, MAX_TEXT = 200, 100_000
 #: The most cut-points a bins list may hold (k cut-points: k + 1 bins).
 MAX_CUTS = 99
+#: Upper bounds of the request sizes an LLM-built artifact records (completion tokens and
+#: characters of the text sent per query): the recorded sizes are taken up to these, so a shared
+#: file cannot make the user's paid endpoint answer longer requests.
+REQUEST_BOUNDS = {"max_tokens": 4096, "max_chars": 20000}
+#: What to do about an artifact that breaks the schema.
+REBUILD_FIX = ("rebuild the artifact with `mteb-stratified structure --corpus ... --out DIR` "
+               "(delete the damaged folder first), or copy it again from its source")
 
 _KIND = {type(None): "null", bool: "boolean", int: "number", float: "number", str: "string",
          list: "array", dict: "object"}
@@ -155,7 +163,7 @@ def model_name_problem(name) -> str | None:
 
 #: A sentence-transformers model an artifact records: a hub name, or the folder it was built
 #: with; either is loaded only when it is the packaged one or the user gives the same
-#: (:meth:`~.artifact.StructureArtifact.embedding_model`), so a path here is not refused.
+#: (:func:`~.query_entities.embedding_model_of`), so a path here is not refused.
 MODEL = text(MAX_NAME * 5, what="a model hub name or a model folder (loaded only when it is the "
                                 "packaged model or you give the same with --embedding-model)")
 #: A spaCy model recorded by an artifact: an installed package's name (a Python module name),
@@ -197,7 +205,7 @@ METADATA: dict = {
     "extractor.params": (OPTIONAL, optional(OBJECT)),
     "extractor.params.model": (OPTIONAL, optional(text(MAX_NAME * 5))),
     # extractor.params.max_tokens / max_chars: any recorded size is taken up to
-    # artifact.REQUEST_BOUNDS (a number that is not a positive integer: the user's default)
+    # REQUEST_BOUNDS (a number that is not a positive integer: the user's default)
     "parameters": (REQUIRED, OBJECT),
     "parameters.embedding_model": (OPTIONAL, optional(MODEL)),
     "parameters.min_chars": (OPTIONAL, integer(0, 1000)),
@@ -242,7 +250,7 @@ INIT_PARAMS: dict = {
     "llm": {"model": optional(text(MAX_NAME * 5)), "base_url": optional(text(MAX_NAME * 10))},
 }
 #: The kinds whose other recorded parameters are provenance (the LLM extractor is built from
-#: the user's own settings: :meth:`~.artifact.StructureArtifact.use_endpoint`).
+#: the user's own settings: :func:`~.query_entities.query_extractor`).
 OPEN_INIT_PARAMS = frozenset({"llm"})
 
 #: A cluster id as a key of ``doc_clusters`` weights: a decimal 0..10^9, without leading zeros.

@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from mteb_stratified.cli.main import main  # noqa: E402
 from mteb_stratified.core.errors import InputError  # noqa: E402
 from mteb_stratified.io import bundled_path, load_beir  # noqa: E402
-from mteb_stratified.structure import StructureArtifact  # noqa: E402
+from mteb_stratified.structure import (StructureArtifact, embedding_model_of,  # noqa: E402
+                                       query_extractor)
 from tests.generation._chat import ChatServer, llm_copy  # noqa: E402
 
 pytest.importorskip("openai")
@@ -145,12 +146,11 @@ def test_a_recorded_embedding_model_path_is_refused(tmp_path, monkeypatch):
         meta["parameters"]["embedding_model"] = name
         json.dump(meta, open(meta_path, "w"))
         loaded = StructureArtifact.load(art)  # a path is data: loading never opens it
-        loaded.allow_embedding_model(allowed)
         if ok:
-            assert loaded.embedding_model == name
+            assert embedding_model_of(loaded, allowed) == name
         else:
             with pytest.raises(InputError, match="a path") as exc:
-                loaded.embedding_model
+                embedding_model_of(loaded, allowed)
             assert exc.value.source == meta_path and "--embedding-model" in exc.value.fix
 
 
@@ -245,19 +245,16 @@ def test_recorded_request_sizes_are_bounded(tmp_path, env):
     json.dump(meta, open(meta_path, "w"))
     settings = {"model": "my-model", "api_key": "k", "base_url": "http://127.0.0.1:9/v1"}
     loaded = StructureArtifact.load(art)
-    loaded.use_endpoint(settings)
-    ex = loaded.query_extractor()
+    ex = query_extractor(loaded, settings)
     assert ex.endpoint.max_tokens == REQUEST_BOUNDS["max_tokens"] == 4096
     assert ex.max_chars == REQUEST_BOUNDS["max_chars"] == 20000
     meta["extractor"]["params"].update(max_tokens=300, max_chars=900)
     json.dump(meta, open(meta_path, "w"))
     small = StructureArtifact.load(art)
-    small.use_endpoint(settings)
-    assert (small.query_extractor().endpoint.max_tokens, small.query_extractor().max_chars) \
-        == (300, 900)
+    assert (query_extractor(small, settings).endpoint.max_tokens,
+            query_extractor(small, settings).max_chars) == (300, 900)
     own = StructureArtifact.load(art)
-    own.use_endpoint({**settings, "max_tokens": 64})
-    assert own.query_extractor().endpoint.max_tokens == 64
+    assert query_extractor(own, {**settings, "max_tokens": 64}).endpoint.max_tokens == 64
 
 
 def test_a_provider_is_not_taken_for_an_api_key(tmp_path, monkeypatch):
@@ -272,10 +269,8 @@ def test_a_provider_is_not_taken_for_an_api_key(tmp_path, monkeypatch):
             raise AssertionError("not called")
     provider = Provider()
     loaded = StructureArtifact.load(art)
-    loaded.use_endpoint({"model": "my-model", "provider": provider})
-    ex = loaded.query_extractor()
+    ex = query_extractor(loaded, {"model": "my-model", "provider": provider})
     assert ex.endpoint.provider is provider and ex.endpoint.api_key is None
     bare = StructureArtifact.load(art)
-    bare.use_endpoint({"model": "my-model"})
     with pytest.raises(InputError, match="LLM endpoint of your own"):
-        bare.query_extractor()
+        query_extractor(bare, {"model": "my-model"})

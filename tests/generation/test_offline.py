@@ -71,9 +71,10 @@ def written(run0, slice_data):
 def neighbours(slice_data, tmp_path_factory):
     """The offline name index of the slice, built here (not the run's cached copy)."""
     from mteb_stratified.generation.offline import EntityNeighbours
+    from mteb_stratified.structure import embedding_model_of
     _, art = slice_data
     return EntityNeighbours(art, cache_dir=str(tmp_path_factory.mktemp("names")),
-                            model=art.embedding_model)
+                            model=embedding_model_of(art))
 
 
 def _cell(strata, qid) -> list:

@@ -1,6 +1,5 @@
 """strata_for_dataset / stratified_summary / stability_summary on a 40-query NFCorpus subset."""
 
-import copy
 import json
 from dataclasses import replace
 
@@ -44,17 +43,15 @@ def test_bins_are_fixed_by_the_corpus(artifact, dataset, strata):
 
 def test_fallback_bins_without_stored_ones(artifact, dataset):
     """No stored bins: the fixed, corpus-independent cut-points."""
-    bare = copy.copy(artifact)
-    bare.metadata = {k: v for k, v in artifact.metadata.items() if k != "bins"}
+    bare = artifact.with_bins(None)
     b = corpus_bins(bare)
     assert b.dispersion == (0.5, 0.75) and b.alignment == (0.25, 0.5)
     assert "fallback" in b.source
     # either J: nothing stored is nothing stored
     assert corpus_bins(bare, alignment="soft") == b
     # stored bins without the soft J's cut-points are not replaced by fixed ones
-    no_soft = copy.copy(artifact)
-    no_soft.metadata = dict(artifact.metadata, bins={k: v for k, v in artifact.bins.items()
-                                                     if k != "alignment_soft"})
+    no_soft = artifact.with_bins({k: v for k, v in artifact.bins.items()
+                                  if k != "alignment_soft"})
     with pytest.raises(InputError, match="soft-J cut-points"):
         corpus_bins(no_soft, alignment="soft")
     with pytest.raises(InputError, match="unknown alignment"):

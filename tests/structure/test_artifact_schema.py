@@ -319,7 +319,8 @@ def _use(art) -> None:
     raw = [Entity("Vitamin D", "x"), Entity("the BMI", "x"), Entity("study", "x")]
     normalise_entities(raw, art.metadata.get("abbreviations", {}), art.metadata["parameters"],
                        stop=art.metadata.get("stop_entities", ()))
-    for call in (lambda: art.embedding_model, art.query_extractor):  # built, not run
+    from mteb_stratified.structure import embedding_model_of, query_extractor
+    for call in (lambda: embedding_model_of(art), lambda: query_extractor(art)):  # not run
         try:
             call()
         except InputError as exc:

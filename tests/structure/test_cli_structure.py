@@ -147,3 +147,42 @@ def test_an_older_artifact_format_says_how_to_rebuild(tmp_path):
     text = str(err.value)
     assert "older format" in text and "mteb-stratified structure --corpus" in text
     assert "metadata.json" in text
+
+
+@pytest.mark.slow
+def test_the_bins_are_a_step_before_the_one_save(tmp_path, small_corpus, capsys, monkeypatch):
+    """metadata.json is written once per build, bins included; a rerun with the same settings
+    writes nothing; a rerun asking for other bins writes the new artifact once and says so."""
+    import mteb_stratified.structure.artifact as artifact_module
+
+    written = []
+    real = artifact_module.atomic_write
+
+    def counting(path, *a, **kw):
+        if os.path.basename(path) == "metadata.json":
+            written.append(path)
+        return real(path, *a, **kw)
+    monkeypatch.setattr(artifact_module, "atomic_write", counting)
+    docs = {d: small_corpus[d] for d in sorted(small_corpus)[:30]}
+    folder = _beir(tmp_path / "beir", docs)
+    _judged(folder, docs)
+    out = str(tmp_path / "art")
+    meta = os.path.join(out, "metadata.json")
+    args = ["structure", "--corpus", folder, "--out", out, "--no-progress",
+            "--max-doc-share", "0.3", "--consensus-runs", "1", "--json"]
+    assert cli_main.main(args) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert written == [meta] and json.load(open(meta))["bins"] == first["bins"]
+    assert first["bins"]["reference"]["splits"] == ["dev"]
+    stamp = os.stat(meta).st_mtime_ns, os.stat(meta).st_ino
+    assert cli_main.main(args) == 0  # reused: nothing written
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.strip().splitlines()[-1])["reused"]
+    assert written == [meta] and (os.stat(meta).st_mtime_ns, os.stat(meta).st_ino) == stamp
+    assert "written again" not in captured.err
+    assert cli_main.main(args + ["--bins-splits", "dev,test"]) == 0
+    captured = capsys.readouterr()
+    both = json.loads(captured.out.strip().splitlines()[-1])
+    assert both["reused"] and written == [meta, meta]
+    assert json.load(open(meta))["bins"] == both["bins"] != first["bins"]
+    assert "Δ/J bins differ from these settings, so it is written again" in captured.err

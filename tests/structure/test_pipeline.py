@@ -9,7 +9,7 @@ import pytest
 
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.core.strata import tie_hash
-from mteb_stratified.structure import StructureArtifact
+from mteb_stratified.structure import StructureArtifact, query_extractor
 from mteb_stratified.structure.extractors import EntityExtractor, SpacyNounChunkExtractor
 from mteb_stratified.structure.fingerprint import corpus_fingerprint, doc_text
 from mteb_stratified.structure.pipeline import BuildReport, StructureConfig, build_structure
@@ -132,7 +132,7 @@ def test_query_entities_use_the_same_extractor_and_normalisation(built, small_co
     got_q = loaded.extract_entities(query)
     assert got_q >= {"breast cancer death"}
     assert loaded.extract_entities_batch([query, query]) == [got_q, got_q]
-    assert isinstance(loaded.query_extractor(), EntityExtractor)
+    assert isinstance(query_extractor(loaded), EntityExtractor)
 
 
 def test_fingerprint_mismatch_is_a_clear_error(built, small_corpus):
