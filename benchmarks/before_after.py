@@ -11,7 +11,8 @@ on both.  Every timing line of its output is parsed:
 and printed as before / after medians with the median and range of the per-repetition ratio
 after / before (1.00: no change; above 1: slower now).
 
-The "before" version is a git revision of this repository, exported into a temporary folder
+The "before" version (and, with ``--after``, the "after" one; else the working tree) is a git
+revision of this repository, exported into a temporary folder
 (``git archive``) with its compiled walk built there (``build_ext --inplace``, as ``.ci/run`` does): the
 package it imports is checked to be that folder's, not an installed copy.
 
@@ -38,6 +39,7 @@ _SIZES = re.compile(r"^\|\s*ours .*/ contender\s*\|(?P<cells>.*)\|\s*$")
 
 def export_revision(rev: str, folder: str) -> str:
     """``rev`` of this repository as files in ``folder``, its C walk built in place."""
+    os.makedirs(folder)
     archive = os.path.join(folder, "tree.tar")
     subprocess.run(["git", "-C", ROOT, "archive", "--format=tar", "-o", archive, rev],
                    check=True)
@@ -85,6 +87,8 @@ def timings(text: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", required=True, metavar="REV", help="git revision to compare")
+    ap.add_argument("--after", default=None, metavar="REV",
+                    help="git revision to compare it with (default: the working tree)")
     ap.add_argument("--repeats", type=int, default=3, metavar="R")
     ap.add_argument("script", nargs=argparse.REMAINDER,
                     help="-- SCRIPT [ARGS]: the benchmark and its arguments")
@@ -93,7 +97,9 @@ def main() -> int:
     if not script or args.repeats < 1:
         ap.error("give --repeats ≥ 1 and -- SCRIPT [ARGS]")
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"before": export_revision(args.before, tmp), "after": ROOT}
+        trees = {"before": export_revision(args.before, os.path.join(tmp, "before")),
+                 "after": (ROOT if args.after is None
+                           else export_revision(args.after, os.path.join(tmp, "after")))}
         for tree in trees.values():
             check_import(tree)
         runs = {k: [] for k in trees}
@@ -109,7 +115,8 @@ def main() -> int:
                          capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    print(f"{' '.join(script)}: before {args.before}, after {rev}{' + changes' if dirty else ''}"
+    after = args.after or f"{rev}{' + changes' if dirty else ''}"
+    print(f"{' '.join(script)}: before {args.before}, after {after}"
           f"; {args.repeats} interleaved repetitions")
     print("| timing | before (median) | after (median) | after / before: median (range) |")
     print("|---|---|---|---|")
