@@ -86,5 +86,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n" + takeaway(fp32, bf16))
     print(f"\nwrote the two runs ({size:.0f} MB) to {os.path.abspath(args.out)}"
           " (choose the folder with -o/--out)")
-    print(f"re-run one with: mteb-stratified evaluate --qrels {qrels_path} --run {path16} -c")
+    print(f"re-run one with: mteb-stratified evaluate --qrels nfcorpus:test --run "
+          f"{os.path.abspath(path16)} -c")
     return 0

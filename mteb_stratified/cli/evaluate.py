@@ -16,7 +16,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Expected, min, max, oblivious, range and bias of each measure over all "
                     "orders of tied scores. Files: TREC run / TREC qrels / BEIR qrels TSV / "
                     "JSON dicts, optionally gzip-compressed.")
-    p.add_argument("--qrels", required=True, help="qrels file (TREC, BEIR TSV or JSON)")
+    p.add_argument("--qrels", required=True,
+                   help="qrels file (TREC, BEIR TSV or JSON), or NAME:SPLIT for a bundled "
+                        "dataset's (nfcorpus:test), from any folder")
     p.add_argument("--run", required=True, help="run file (TREC or JSON)")
     p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES), metavar="MEASURE",
                    help="ir_measures-style names, e.g. nDCG@10 RR@10 R@100 P(rel=2)@10 "
@@ -47,8 +49,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..core import parse_measures
 
+    from ..io.beir import qrels_file
+
     parse_measures(args.measures)  # a wrong name fails before any file is read
-    result = evaluate(args.qrels, args.run, args.measures, relevance_level=args.relevance_level,
+    result = evaluate(qrels_file(args.qrels), args.run, args.measures, relevance_level=args.relevance_level,
                       oblivious=args.oblivious, ideal=args.ideal,
                       missing="zero" if args.missing_as_zero else "skip", depth=args.depth,
                       whole_list_audit=args.whole_list_audit)

@@ -64,6 +64,25 @@ def dataset_folder(spec: str) -> str:
                          fix="give a BEIR folder with corpus.jsonl[.gz], or nfcorpus") from None
 
 
+def qrels_file(spec: str) -> str:
+    """A qrels file path as given, or ``NAME:SPLIT`` for the qrels of a bundled dataset
+    (``nfcorpus:test``), which works from any folder; a path that exists always wins."""
+    name, sep, split = spec.partition(":")
+    if os.path.exists(spec) or not sep or not name or "/" in spec or os.sep in spec:
+        return spec
+    try:
+        folder = bundled_path(name.lower())
+    except InputError:
+        raise InputError(f"{spec}: no such qrels file, and {name!r} is not a bundled dataset",
+                         fix="give a qrels file, or NAME:SPLIT of a bundled dataset, e.g. "
+                             "nfcorpus:test") from None
+    splits = sorted(f.split(".")[0] for f in os.listdir(os.path.join(folder, "qrels")))
+    if split not in splits:
+        raise InputError(f"the bundled dataset {name!r} has no split {split!r}",
+                         fix=f"its splits: {', '.join(f'{name}:{s}' for s in splits)}")
+    return find_file(os.path.join(folder, "qrels"), f"{split}.tsv")
+
+
 def find_file(folder: str, stem: str) -> str:
     """``folder/stem`` or ``folder/stem.gz``, whichever exists (clear error if neither)."""
     for candidate in (stem, stem + ".gz"):

@@ -123,3 +123,31 @@ def test_missing_file(tmp_path):
     proc = cli("evaluate", "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r"),
                check=False)
     assert proc.returncode == 2 and "file not found" in proc.stderr
+
+
+def test_bundled_qrels_by_name_from_any_folder(tmp_path):
+    """``--qrels nfcorpus:test`` names the bundled qrels, so the quick start works outside the
+    clone (before: ``mteb_stratified/data/nfcorpus/qrels/test.tsv: file not found``)."""
+    import os
+
+    from mteb_stratified.io import bundled_path, load_beir
+
+    qrels = load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels
+    q, docs = next(iter(sorted(qrels.items())))
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {1.0 / (i + 1)} t\n" for i, d in enumerate(docs)))
+    root = os.path.dirname(os.path.dirname(mteb_stratified.__file__))
+    env = {**os.environ, "PYTHONPATH": root}
+
+    def at(*args):
+        return subprocess.run([sys.executable, "-m", "mteb_stratified", "evaluate", *args],
+                              capture_output=True, text=True, cwd=tmp_path, env=env)
+
+    ok = at("--qrels", "nfcorpus:test", "--run", str(run), "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["measures"]["nDCG@10"]["expected"] == 1.0
+    bad = at("--qrels", "nfcorpus:tset", "--run", str(run))
+    assert bad.returncode == 2 and "nfcorpus:dev, nfcorpus:test" in bad.stderr
+    other = at("--qrels", "elsewhere:test", "--run", str(run))
+    assert other.returncode == 2 and "not a bundled dataset" in other.stderr
+    assert "Traceback" not in bad.stderr + other.stderr
