@@ -32,7 +32,8 @@ import textwrap
 from ..io.markdown import md_cell
 
 __all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
-           "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib"]
+           "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib",
+           "system_labels"]
 
 #: No mathtext, no TeX: a user string (``$\foo^$``) is drawn as the plain text it is.
 _RC = {"svg.fonttype": "none", "svg.hashsalt": "mteb-stratified", "text.parse_math": False,
@@ -147,6 +148,21 @@ def _esc(x) -> str:
 def _short(text, width: int = 42) -> str:
     text = str(text or "")
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def system_labels(names, width: int = 30) -> list[str]:
+    """Plot labels of system names, at most ``width`` characters, never two alike: a long name
+    keeps its head and its tail (``mteb-stratif…MiniLM-L6-v2-bf16``: where model variants
+    differ), and labels still alike get their position (``#2``)."""
+    def cut(name: str) -> str:
+        if len(name) <= width:
+            return name
+        tail = (width - 1) // 2
+        return name[: width - 1 - tail] + "…" + name[len(name) - tail:]
+
+    labels = [cut(str(n)) for n in names]
+    return [lab if labels.count(lab) == 1 else f"{lab[: width - 4]} #{i + 1}"
+            for i, lab in enumerate(labels)]
 
 
 def stratum_name(stratum, label, width: int = 42) -> str:
@@ -309,7 +325,7 @@ def _tie_panel(report) -> str:
                 obl = summary.estimate(est, value="oblivious")
                 if obl is not None:
                     ax.plot([obl.estimate], [i], "x", color="k")
-            ax.set_yticks(range(len(names)), [_short(n, 30) for n in names], fontsize=7)
+            ax.set_yticks(range(len(names)), system_labels(names, 30), fontsize=7)
             ax.set_ylim(len(names) - 0.5, -0.5)
             ax.set_title(title, fontsize=8)
         fig.suptitle("Tie range: bar = [min, max] over tie orders, ● expected, × oblivious",

@@ -144,3 +144,16 @@ def test_the_same_report_renders_to_the_same_bytes(report):
     first = render_html(report)
     assert "<dc:date>" not in first
     assert render_html(report) == first
+
+
+def test_two_model_variants_never_share_a_plot_label():
+    """The ties plot cut both MiniLM systems to one label (#33): labels keep the name's tail,
+    and labels still alike are numbered."""
+    from mteb_stratified.report.html import system_labels
+
+    names = ["mteb-stratified/all-MiniLM-L6-v2", "mteb-stratified/all-MiniLM-L6-v2-bf16", "bm25"]
+    labels = system_labels(names, 30)
+    assert len(set(labels)) == 3 and all(len(x) <= 30 for x in labels)
+    assert labels[1].endswith("bf16") and labels[2] == "bm25"
+    alike = system_labels(["x" * 20 + "a" * 30 + "y" * 10, "x" * 20 + "b" * 30 + "y" * 10], 30)
+    assert len(set(alike)) == 2 and all(len(x) <= 30 for x in alike)
