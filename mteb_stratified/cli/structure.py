@@ -204,6 +204,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         summary["llm_plan"] = report.llm_plan
     if engine is not None:
         summary["engine"] = engine.summary()
+    _warn_empty_bins(art)
     if args.json:
         print_json(summary)
         return 0
@@ -322,3 +323,13 @@ def _cut_points_arg(spec: str):
 
 def _fmt(cuts) -> str:
     return "(" + ", ".join(f"{c:.4g}" for c in cuts) + ")"
+
+
+def _warn_empty_bins(art) -> None:
+    """Cut-points that repeat a value leave a bin empty by construction: said on stderr."""
+    from ..core.strata import Bins
+
+    stored = art.metadata.get("bins")
+    if stored:
+        for w in Bins.from_dict(stored).empty_bins_warnings():
+            print(f"warning: {w}", file=sys.stderr)

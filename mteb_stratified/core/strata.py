@@ -296,6 +296,28 @@ class Bins:
         """The cell grid of these cut-points (k cut-points: k + 1 bins)."""
         return CellGrid.for_bins(self)
 
+    def empty_bins(self) -> dict:
+        """``{quantity: [bin name, ...]}`` of the bins no value can fall in: between two equal
+        cut-points (``(0, 0)``: Med is ``0 < x ≤ 0``).  Reference quantiles repeat when many
+        values are equal; the bin is then empty by construction, not for want of queries."""
+        grid = self.grid
+        out = {}
+        for name in ("dispersion", "alignment"):
+            cuts = getattr(self, name)
+            empty = [grid.level(name, i + 1) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))
+                     if a == b]
+            if empty:
+                out[name] = empty
+        return out
+
+    def empty_bins_warnings(self) -> list[str]:
+        """One sentence per quantity with bins that are empty by construction."""
+        return [f"the {name} cut-points {getattr(self, name)} repeat a value, so the "
+                f"{' and '.join(levels)} {name} bin{'s' if len(levels) > 1 else ''} can hold "
+                "no query (empty by construction, not for want of queries); choose other "
+                "cut-points or fewer bins to separate these values"
+                for name, levels in self.empty_bins().items()]
+
     @classmethod
     def from_reference(cls, dispersion: Iterable[float] | None = None,
                        alignment: Iterable[float] | None = None, *,

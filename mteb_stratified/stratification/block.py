@@ -295,6 +295,7 @@ def _warnings(sub, bin_counts, ev) -> list:
            f"{name} bin: the corpus cut-points {getattr(sub.bins, name)} do not separate these "
            "queries"
            for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
+    out += sub.bins.empty_bins_warnings()
     if ev.cut.short:
         out.append(ev.describe()["why"])
     return out

@@ -299,3 +299,15 @@ def test_dispersion_does_not_depend_on_the_order_of_a_documents_clusters():
     a = stratify(qrels, ClusterWeights.from_dict(weights, 40)).dispersion
     b = stratify(qrels, ClusterWeights.from_dict(shuffled, 40)).dispersion
     assert a.tobytes() == b.tobytes()
+
+
+def test_repeated_cut_points_name_the_bins_they_leave_empty():
+    from mteb_stratified.core.strata import Bins
+
+    assert Bins().empty_bins() == {} and Bins().empty_bins_warnings() == []
+    b = Bins(dispersion=(0.0, 0.0), alignment=(0.1, 0.1, 0.1))
+    assert b.empty_bins() == {"dispersion": ["Med"], "alignment": ["Q2", "Q3"]}
+    w = b.empty_bins_warnings()
+    assert len(w) == 2 and "Med dispersion bin can hold no query" in w[0]
+    assert "Q2 and Q3 alignment bins" in w[1]
+    assert b.bin_dispersion([0.0, 0.5]).tolist() == [0, 2]  # nothing lands in Med

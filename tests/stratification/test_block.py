@@ -272,3 +272,13 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
     assert any(w.startswith("every query of this split is generated") for w in b2["warnings"])
     assert "every query of this split is generated" in " ".join(
         what_this_says(build_report({"A": s2}, None, {})))
+
+
+def test_repeated_cut_points_are_a_warning_of_the_block(artifact, dataset, two_systems):
+    from mteb_stratified.core import Bins
+
+    st = strata_for_dataset(artifact, dataset, bins=Bins(dispersion=(0.0, 0.0)))
+    vals = {k: {q: v for q, v in col.items() if q in set(st.queries)}
+            for k, col in two_systems["A"].items()}
+    warnings = stratified_summary(vals, st, artifact, n_resamples=20, power=False).warnings
+    assert any("(0.0, 0.0) repeat a value" in w and "Med dispersion" in w for w in warnings)

@@ -186,3 +186,16 @@ def test_the_bins_are_a_step_before_the_one_save(tmp_path, small_corpus, capsys,
     assert both["reused"] and written == [meta, meta]
     assert json.load(open(meta))["bins"] == both["bins"] != first["bins"]
     assert "Δ/J bins differ from these settings, so it is written again" in captured.err
+
+
+def test_repeated_cut_points_warn_of_an_empty_bin(tmp_path, small_corpus, capsys):
+    """Cut-points (0, 0) leave the Med bin empty by construction: said, not silent (#33)."""
+    docs = {d: small_corpus[d] for d in sorted(small_corpus)[:10]}
+    folder = _beir(tmp_path / "beir", docs)
+    _judged(folder, docs, splits=("test",))
+    out = str(tmp_path / "art")
+    assert cli_main.main(["structure", "--corpus", folder, "--out", out, "--no-progress",
+                          "--cut-points", "0,0:0.25,0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "dispersion cut-points (0.0, 0.0) repeat a value" in err and "Med dispersion" in err
+    assert "alignment cut-points" not in err
