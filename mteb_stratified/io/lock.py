@@ -2,7 +2,8 @@
 
 :func:`folder_lock` takes ``fcntl.flock`` on the file, which the kernel frees when the holder
 ends in any way (SIGKILL and crashes included): a lock file left behind holds nothing and never
-blocks.  The holder writes its pid, start time and command into the file, so a second job is
+blocks.  A job that ends (done or failed) removes the file while it still holds it, so nothing is
+left in the folder; a job that waited on the removed file locks the new one instead.  The holder writes its pid, start time and command into the file, so a second job is
 told who has the folder.  Where ``fcntl`` is missing (Windows) no lock is taken and a warning
 says so: two jobs on one folder are then not stopped.
 """
@@ -47,30 +48,62 @@ def folder_lock(path: "str | os.PathLike", *, wait: float = 0.0, what: str = "")
         its pid, start time and command), or the folder cannot be created.
     """
     path = os.fspath(path)
+    lock = os.path.join(path, LOCK_NAME)
+    if fcntl is None:
+        fd = _open(path, lock)
+        print(f"warning: {path}: folders cannot be locked on this platform; make sure no "
+              "other job writes to it", file=sys.stderr, flush=True)
+    else:
+        fd = _open_locked(path, lock, float(wait))
     try:
-        os.makedirs(path, exist_ok=True)
-        fd = os.open(os.path.join(path, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise InputError(f"the output folder cannot be created or locked ({exc.strerror})",
-                         source=path, fix="choose a writable --out folder") from None
-    try:
-        if fcntl is None:
-            print(f"warning: {path}: folders cannot be locked on this platform; make sure no "
-                  "other job writes to it", file=sys.stderr, flush=True)
-        else:
-            _acquire(fd, path, float(wait))
+        if fcntl is not None:
             _record_holder(fd, what or os.path.basename(sys.argv[0] or "python"))
-        try:
-            yield path
-        finally:
-            if fcntl is not None:
-                os.ftruncate(fd, 0)  # a lock file of no holder reads as empty
+        yield path
     finally:
+        if fcntl is not None:
+            _remove(lock)  # while held: no lock file is left behind, whatever the outcome
         os.close(fd)  # frees the lock
 
 
-def _acquire(fd: int, path: str, wait: float) -> None:
+def _open(path: str, lock: str) -> int:
+    try:
+        os.makedirs(path, exist_ok=True)
+        return os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise InputError(f"the output folder cannot be created or locked ({exc.strerror})",
+                         source=path, fix="choose a writable --out folder") from None
+
+
+def _open_locked(path: str, lock: str, wait: float) -> int:
+    """A descriptor of ``lock`` holding its flock.  A holder removes the file as it lets go,
+    so a job that waited on the removed file tries again on the file now at ``lock``: the
+    lock is held only when the descriptor is still the file at the path."""
     deadline = time.monotonic() + max(wait, 0.0)
+    while True:
+        fd = _open(path, lock)
+        try:
+            _acquire(fd, path, wait, deadline)
+            try:
+                if os.path.samestat(os.fstat(fd), os.stat(lock)):
+                    return fd
+            except FileNotFoundError:
+                pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _remove(lock: str) -> None:
+    try:
+        os.unlink(lock)
+    except OSError:  # already gone, or a read-only folder: the flock still frees it
+        pass
+
+
+def _acquire(fd: int, path: str, wait: float, deadline: float) -> None:
+    """flock ``fd``, polling until ``deadline`` (``wait``: the seconds the user allowed, for
+    the message)."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

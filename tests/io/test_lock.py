@@ -81,10 +81,11 @@ def test_release_on_exit_and_on_error_and_a_held_folder_in_the_same_process(tmp_
         with pytest.raises(InputError, match=f"pid {os.getpid()}"):
             with folder_lock(out):
                 pass
-    assert (out / LOCK_NAME).read_text() == ""
+    assert not (out / LOCK_NAME).exists()  # no lock file is left after success (#33)
     with pytest.raises(RuntimeError):
         with folder_lock(out):
             raise RuntimeError("the job failed")
+    assert not (out / LOCK_NAME).exists()
     with folder_lock(out):
         pass
 
@@ -152,3 +153,28 @@ def test_a_second_structure_or_generate_job_is_refused_before_any_work(tmp_path,
         proc.kill()
         proc.wait()
 
+
+
+_COUNT = ("import os, sys, time\n"
+          "from mteb_stratified.io.lock import folder_lock\n"
+          "folder = sys.argv[1]\n"
+          "for _ in range(int(sys.argv[2])):\n"
+          "    with folder_lock(folder, wait=60):\n"
+          "        path = os.path.join(folder, 'count')\n"
+          "        n = int(open(path).read()) if os.path.exists(path) else 0\n"
+          "        time.sleep(0.001)\n"
+          "        open(path, 'w').write(str(n + 1))\n")
+
+
+def test_removing_the_lock_file_keeps_one_holder_at_a_time(tmp_path):
+    """Each holder removes the lock file as it lets go; jobs that waited on the removed file
+    must lock the new one, never hold the folder two at a time: 4 processes × 25 unguarded
+    read-increment-writes lose no update, and no lock file is left."""
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(lock_module.__file__))
+           + os.pathsep + os.path.dirname(os.path.dirname(os.path.dirname(
+               lock_module.__file__)))}
+    procs = [subprocess.Popen([sys.executable, "-c", _COUNT, str(tmp_path), "25"], env=env)
+             for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    assert (tmp_path / "count").read_text() == "100"
+    assert not (tmp_path / LOCK_NAME).exists()
