@@ -68,8 +68,8 @@ from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
 from .protocols import QueryWriter, RelevanceJudge, Target, Verifier
 
-__all__ = ["GenerationConfig", "GenerationResult", "generate_queries", "REASONS", "rank_targets",
-           "coverage_start", "CoverageStart", "trivial_baseline"]
+__all__ = ["GenerationConfig", "GenerationResult", "generate_queries", "REASONS",
+           "rank_targets"]
 
 #: Why a candidate was rejected (first failing check).
 REASONS = {
