@@ -18,7 +18,7 @@ unittest's discovery through pytest) runs every inherited ``test_*`` check again
   (:mod:`mteb_stratified.structure.registry`);
 * :class:`QueryWriterConformance`, :class:`RelevanceJudgeConformance`,
   :class:`VerifierConformance` — the three parts of coverage-aware generation honour the
-  protocols of :mod:`mteb_stratified.generation.loop`.
+  protocols of :mod:`mteb_stratified.generation.protocols`.
 
 The checks use plain ``assert`` (these are tests, not input validation) and import nothing
 heavy; they are themselves tested against the built-in components.
@@ -121,7 +121,7 @@ class ExtractorConformance:
 
 def _target():
     from mteb_stratified.core.cells import GRID
-    from mteb_stratified.generation.loop import Target
+    from mteb_stratified.generation.protocols import Target
 
     return Target(0, GRID.dispersion_levels[0], GRID.alignment_levels[-1], priority=1.0,
                   label="vitamin d / bone")
@@ -145,7 +145,7 @@ class QueryWriterConformance(_PartConformance):
     attr = "query writer"
 
     def test_is_a_query_writer(self):
-        from mteb_stratified.generation.loop import QueryWriter
+        from mteb_stratified.generation.protocols import QueryWriter
 
         assert isinstance(self.make(), QueryWriter)
 
@@ -164,7 +164,7 @@ class RelevanceJudgeConformance(_PartConformance):
     attr = "relevance judge"
 
     def test_is_a_relevance_judge(self):
-        from mteb_stratified.generation.loop import RelevanceJudge
+        from mteb_stratified.generation.protocols import RelevanceJudge
 
         assert isinstance(self.make(), RelevanceJudge)
 
@@ -186,7 +186,7 @@ class VerifierConformance(_PartConformance):
     attr = "verifier"
 
     def test_is_a_verifier(self):
-        from mteb_stratified.generation.loop import Verifier
+        from mteb_stratified.generation.protocols import Verifier
 
         assert isinstance(self.make(), Verifier)
 

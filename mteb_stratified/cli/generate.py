@@ -234,8 +234,7 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     from ..structure.query_entities import embedding_model_of
     # a recorded model the user did not name is refused before any call
     model = embedding_model_of(artifact, args.embedding_model) if dense or offline else None
-    from ..generation import GenerationConfig, Pooler, generate_queries, provenance_of, \
-        write_dataset
+    from ..generation import Drafting, GenerationConfig, Pooler
 
     cfg = GenerationConfig(seed=args.seed, n_min=args.n_min, target_msc=args.target_msc,
                            target_scc=args.target_scc, max_attempts=args.max_attempts,
@@ -250,40 +249,44 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     if offline:
         from ..generation.offline import offline_parts
         artifact = _reader(args, artifact)
-        writer, judge, verifier = offline_parts(artifact, pooler, seed=args.seed,
-                                                n_seeds=args.n_seeds, cache_dir=work,
-                                                model=model)
-        result = generate_queries(dataset, artifact, writer=writer, judge=judge,
-                                  verifier=verifier, pooler=pooler, config=cfg)
+        strategy = Drafting(*offline_parts(artifact, pooler, seed=args.seed,
+                                           n_seeds=args.n_seeds, cache_dir=work, model=model),
+                            pooler)
+        result = strategy.fill(dataset, artifact, cfg)
         bm = _bm25_real(dataset)
-        _gate(args, dataset, result, _judge_sample(args, dataset, judge, bm), bm)
+        _gate(args, dataset, result, _judge_sample(args, dataset, strategy.judge, bm), bm)
     else:
-        writer, judge, verifier, result = _llm_generate(args, endpoint, artifact, dataset,
-                                                        pooler, cfg)
-    written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
-                            provenance=provenance_of(writer, judge, verifier, cfg, artifact))
-    if written["splits"]["merge_changes"]:
-        notify(written["splits"]["merge_changes"])
+        strategy, result = _llm_generate(args, endpoint, artifact, dataset, pooler, cfg)
+    _write(args, dataset, result, strategy.provenance(cfg, artifact))
     return _summary(args, result)
 
 
 def _select(args, folder, dataset, artifact, cfg) -> int:
     """--writer select: real judged queries of the pool splits into the uncovered strata."""
-    from ..generation.output import selection_provenance, write_dataset
-    from ..generation.select import select_queries
+    from ..generation import Selection
     from ..io import load_beir
 
     pools = {name: load_beir(folder, name, corpus=False) for name in args.pools}
-    pools = {name: replace(p, corpus=dataset.corpus) for name, p in pools.items()}
-    result = select_queries(dataset, pools, artifact, config=cfg)
+    strategy = Selection({name: replace(p, corpus=dataset.corpus) for name, p in pools.items()})
+    result = strategy.fill(dataset, artifact, cfg)
     bm = _bm25_real(dataset)
     _gate(args, dataset, result, _judge_sample(args, dataset, None, bm, note="a selection's "
                                                "judgments are the pool's human qrels"), bm)
+    _write(args, dataset, result, strategy.provenance(cfg, artifact))
+    return _summary(args, result)
+
+
+def _write(args, dataset, result, provenance: dict) -> None:
+    """The output folder (generation/output.py) and its coverage.md (report/generation.py);
+    says what --merge-into-split changed."""
+    from ..generation import REASONS, write_dataset
+    from ..report.generation import write_coverage_markdown
+
     written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
-                            provenance=selection_provenance(cfg, artifact, args.pools))
+                            provenance=provenance)
+    write_coverage_markdown(args.out, written["report"], REASONS)
     if written["splits"]["merge_changes"]:
         notify(written["splits"]["merge_changes"])
-    return _summary(args, result)
 
 
 def _bm25_real(dataset) -> dict:
@@ -386,10 +389,10 @@ def _endpoint(args):
 
 
 def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
-    """The LLM path: budgeted, cached calls shared by the writer, judge, verifier and an
-    LLM-built structure's query extractor."""
-    from ..generation import (BudgetedCalls, CallCache, LLMJudge, LLMQueryWriter, LLMVerifier,
-                              generate_queries)
+    """The LLM path, ``(strategy, result)``: budgeted, cached calls shared by the writer,
+    judge, verifier and an LLM-built structure's query extractor."""
+    from ..generation import (BudgetedCalls, CallCache, Drafting, LLMJudge, LLMQueryWriter,
+                              LLMVerifier)
 
     cache = CallCache(args.cache or os.path.join(args.out, "generate_cache.sqlite"))
     bar = None
@@ -399,21 +402,20 @@ def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
     calls = BudgetedCalls(endpoint, cache, max_calls=args.budget,
                           max_tokens=args.max_tokens_total, progress=bar,
                           retry_failed=args.retry_failed)
-    writer, verifier = LLMQueryWriter(calls), LLMVerifier(calls)
-    judge = LLMJudge(calls, batch=args.judge_batch)
+    strategy = Drafting(LLMQueryWriter(calls), LLMJudge(calls, batch=args.judge_batch),
+                        LLMVerifier(calls), pooler, calls=calls, concurrency=args.concurrency)
     try:
-        artifact = _llm_reader(args, artifact, calls, endpoint, cache.path)
-        result = generate_queries(dataset, artifact, writer=writer, judge=judge,
-                                  verifier=verifier, pooler=pooler, config=cfg, calls=calls,
-                                  concurrency=args.concurrency)
+        result = strategy.fill(dataset, _llm_reader(args, artifact, calls, endpoint, cache.path),
+                               cfg)
         bm = _bm25_real(dataset)   # the gate's judge sample: what the budget has left
-        _gate(args, dataset, result, _judge_sample(args, dataset, judge, bm, calls=calls), bm)
+        _gate(args, dataset, result,
+              _judge_sample(args, dataset, strategy.judge, bm, calls=calls), bm)
         result.usage = calls.usage()
     finally:
         if bar is not None:
             bar.close()
         cache.close()
-    return writer, judge, verifier, result
+    return strategy, result
 
 
 def _reader(args, artifact, endpoint: dict | None = None):

@@ -2,23 +2,28 @@
 parts and ``[bm25]``/``[structure]`` for pooling).
 
 Layer: above :mod:`mteb_stratified.stratification` (the strata and bins it targets) and
-:mod:`mteb_stratified.llm` (the transport and cache of its calls).  :mod:`.loop` ranks the empty
-cells, draws seeds, pools, judges and verifies; :mod:`.llm` holds the writer, judge and verifier
-over budgeted cached calls; :mod:`.pool` the BM25 + dense pooling; :mod:`.output` the output
-folder (generated queries in a split of their own).  Third-party parts honour the protocols of
-:mod:`.loop` (check them with :mod:`mteb_stratified.testing`).
+:mod:`mteb_stratified.llm` (the transport and cache of its calls).  :mod:`.protocols` holds what
+plugs in: a :class:`Strategy` (:mod:`.strategies`: :class:`Selection` of real queries,
+:class:`Drafting` over a writer, judge and verifier) and the three parts' protocols (check a
+third-party part with :mod:`mteb_stratified.testing`).  :mod:`.loop` ranks the empty cells,
+draws seeds, pools, judges and verifies; :mod:`.select` selects real queries; :mod:`.offline`
+and :mod:`.llm` hold the offline and the LLM writer, judge and verifier; :mod:`.pool` the BM25 +
+dense pooling; :mod:`.output` the output folder (the added queries in a split of their own;
+its BEIR files through :func:`mteb_stratified.io.beir.write_beir`, its ``coverage.md`` by
+:mod:`mteb_stratified.report.generation`).
 """
 
 from .llm import (PROMPT_VERSION, BudgetedCalls, BudgetExhausted, CallCache, GenerationEndpoint,
                   LLMJudge, LLMQueryWriter, LLMVerifier)
-from .loop import (REASONS, GenerationConfig, GenerationResult, QueryWriter, RelevanceJudge,
-                   Target, Verifier, generate_queries, rank_targets)
-from .output import (GENERATED_SPLIT, check_splits, coverage_markdown, merge_changes,
-                     provenance_of, write_dataset)
+from .loop import REASONS, GenerationConfig, GenerationResult, generate_queries, rank_targets
+from .output import GENERATED_SPLIT, check_splits, merge_changes, provenance_of, write_dataset
 from .pool import Pooler
+from .protocols import QueryWriter, RelevanceJudge, Strategy, Target, Verifier
+from .strategies import Drafting, Selection
 
 __all__ = ["PROMPT_VERSION", "BudgetedCalls", "BudgetExhausted", "CallCache",
            "GenerationEndpoint", "LLMJudge", "LLMQueryWriter", "LLMVerifier", "REASONS",
            "GenerationConfig", "GenerationResult", "QueryWriter", "RelevanceJudge", "Target",
-           "Verifier", "coverage_markdown", "generate_queries", "provenance_of", "rank_targets",
-           "write_dataset", "Pooler", "GENERATED_SPLIT", "check_splits", "merge_changes"]
+           "Verifier", "Strategy", "Selection", "Drafting", "generate_queries", "provenance_of",
+           "rank_targets", "write_dataset", "Pooler", "GENERATED_SPLIT", "check_splits",
+           "merge_changes"]

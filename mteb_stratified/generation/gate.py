@@ -1,6 +1,7 @@
 """The validity gate every ``generate`` run passes through: can the added queries be read as
 evaluation data?  Four checks against real judgments, written to ``coverage.json`` (``gate``)
-and ``coverage.md`` with a verdict line.
+and ``coverage.md`` with a verdict line (its Markdown:
+:func:`mteb_stratified.report.generation.gate_markdown`).
 
 * **judge agreement with human qrels**: the run's own judge grades a sample of real (query,
   document) pairs of the evaluated split: for each of ``n_queries`` queries drawn with
@@ -47,7 +48,7 @@ from ..core import InputError
 from .llm import BudgetExhausted
 
 __all__ = ["KAPPA_MIN", "TAU_MIN", "judge_agreement", "judge_check", "system_order",
-           "lexical_bias", "dense_runs", "validity_gate", "gate_markdown"]
+           "lexical_bias", "dense_runs", "validity_gate"]
 
 #: κ below this: the judge agrees with the qrels at most slightly (Landis & Koch 1977).
 KAPPA_MIN = 0.2
@@ -301,48 +302,3 @@ def _verdict(gate: dict) -> dict:
                 + ". Do not read system comparisons from these queries yet."}
     return {"passed": True, "verdict": "passes the validity gate (κ ≥ 0.2 where measured, "
                                        "τ ≥ 0); read the lexical bias and the baseline beside"}
-
-
-def gate_markdown(gate: dict, md) -> list[str]:
-    """coverage.md's lines for the gate (``md``: the Markdown escape of user strings)."""
-    rows = ["", "## Validity gate", "", f"**Verdict: {gate['verdict']}**", ""]
-    j = gate["judge"]
-    if j.get("measured"):
-        def f(x):
-            return "–" if x is None else f"{x:.2f}"
-        rows.append(f"- judge against the human qrels ({j['pairs']} real pairs: BM25 top "
-                    f"{j['per_query']} of {j['queries']} queries, unjudged = non-relevant): "
-                    f"precision {f(j['precision'])}, recall {f(j['recall'])}, "
-                    f"Cohen's κ {f(j['kappa'])}"
-                    + (f" ({j['stopped']})" if j.get("stopped") else ""))
-    else:
-        rows.append(f"- judge: not measured ({j['why']})")
-    so = gate.get("system_order")
-    if so:
-        tau = so["kendall_tau"]
-        rows.append(f"- system order ({', '.join(md(s) for s in so['systems'])}; "
-                    f"{so['measure']}): Kendall τ = "
-                    f"{'–' if tau is None else f'{tau:.2f}'} between the original and the "
-                    "added queries")
-        for p in so["pairs"]:
-            r, a, st = p["real"], p["added"], p["strata"]
-            rows.append(f"  - {md(p['a'])} − {md(p['b'])}: {r['difference']:+.3f} on the "
-                        f"original (p = {_p(r['p_value'])}), {a['difference']:+.3f} on the added "
-                        f"(p = {_p(a['p_value'])}); same sign in {st['same_sign']} of "
-                        f"{st['shared_clusters']} shared clusters")
-    lb = gate["lexical_bias"]
-    if lb["added"]:
-        rows.append(f"- lexical bias: BM25's rank 1 is relevant for "
-                    f"{lb['added']['rank1_relevant']:.0%} of the added queries and "
-                    f"{lb['original']['rank1_relevant']:.0%} of the original ones")
-    b = gate["trivial_baseline"]
-    rows.append(f"- trivial baseline ({b['documents']} documents, one per targeted "
-                f"cluster): MSC {b['msc']:.3f}, SCC {b['scc']:.3f} (the targeting alone: the "
-                "coverage gain does not vouch for the queries)")
-    if gate.get("pool_bias"):
-        rows.append(f"- pool bias: {gate['pool_bias']}")
-    return rows
-
-
-def _p(p) -> str:
-    return "–" if p is None else f"{p:.3g}"

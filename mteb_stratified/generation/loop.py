@@ -57,7 +57,6 @@ import copy
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -67,9 +66,10 @@ from ..core.cells import GRID, CellGrid
 from ..io.corpus_text import doc_text
 from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
+from .protocols import QueryWriter, RelevanceJudge, Target, Verifier
 
-__all__ = ["Target", "GenerationConfig", "GenerationResult", "QueryWriter", "RelevanceJudge",
-           "Verifier", "generate_queries", "REASONS", "rank_targets"]
+__all__ = ["GenerationConfig", "GenerationResult", "generate_queries", "REASONS",
+           "rank_targets"]
 
 #: Why a candidate was rejected (first failing check).
 REASONS = {
@@ -90,50 +90,6 @@ REASONS = {
 _J_RANK_ORDER = {"high": 0, "mid": 1, "low": 2, "na": 3}
 #: The default MSC target, as a share of the corpus' ceiling.
 DEFAULT_MSC_SHARE = 0.9
-
-
-@runtime_checkable
-class QueryWriter(Protocol):
-    def write(self, target: "Target", seed_docs: Sequence[tuple[str, str]],
-              terms: Sequence[str] = ()) -> tuple: ...
-
-    def params(self) -> dict: ...
-
-
-@runtime_checkable
-class RelevanceJudge(Protocol):
-    def judge(self, query: str, docs: Sequence[tuple[str, str]], seeds: Sequence[str] = ()
-              ) -> dict: ...
-
-    def params(self) -> dict: ...
-
-
-@runtime_checkable
-class Verifier(Protocol):
-    def verify(self, query: str, docs: Sequence[tuple[str, str]], context: dict | None = None
-               ) -> dict: ...
-
-    def params(self) -> dict: ...
-
-
-@dataclass(frozen=True)
-class Target:
-    """A cell to fill: cluster × Δ bin × J bin, with its priority."""
-
-    cluster: int
-    dispersion: str
-    alignment: str
-    priority: float = 0.0
-    label: str | None = None
-    grid: CellGrid = field(default=GRID, repr=False, compare=False)
-
-    @property
-    def cell(self) -> tuple:
-        return (self.cluster, self.dispersion, self.alignment)
-
-    def rank(self, quantity: str) -> str:
-        """``low``/``mid``/``high``: the position of the target's bin (:meth:`CellGrid.rank`)."""
-        return self.grid.rank(quantity, getattr(self, quantity))
 
 
 @dataclass(frozen=True)
@@ -487,11 +443,12 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     their CPU steps take turns).  The rounds, and so the output, do not depend on it.  Nothing
     is written; see :func:`.output.write_dataset`.
 
-    Each round (:class:`_Rounds`): stop when the targets are met or the candidates spent
-    (:meth:`~_Rounds.stop_reason`); rank the targets (:meth:`~_Rounds.targets`); plan the
-    round's drafts, one per cluster, on the coverage at its start (:meth:`~_Rounds.plan`);
-    draft them, side by side with ``concurrency`` (:meth:`~_Rounds.draft`); merge the outcomes
-    in draft order (:meth:`~_Rounds.merge`).
+    Each round (:class:`_Rounds`), on the coverage at its start: stop when the targets are
+    met or the candidates spent (:meth:`~_Rounds.stop_reason`); **round planning**: rank the
+    targets (:meth:`~_Rounds.targets`) and plan the round's drafts, one per cluster, with their
+    seeds (:meth:`~_Rounds.plan`); **drafting**: write, judge and verify them, side by side
+    with ``concurrency`` (:meth:`~_Rounds.draft`); **merging**: the outcomes in draft order
+    (:meth:`~_Rounds.merge`).
     """
     cfg = config or GenerationConfig()
     concurrency = int(concurrency)
@@ -504,8 +461,9 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
         pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate")
     try:
         while True:
-            stop = rounds.stop_reason()
-            targets = rounds.targets() if stop is None else []
+            cov = rounds.state.coverage()  # the round's start: its stop, targets and focus
+            stop = rounds.stop_reason(cov)
+            targets = rounds.targets(cov) if stop is None else []
             if stop is None and not targets:
                 stop = "no target left"
             if stop is not None:
@@ -524,27 +482,49 @@ def generate_queries(dataset, artifact, *, writer: QueryWriter, judge: Relevance
     return rounds.finish()
 
 
+@dataclass
+class _Progress:
+    """What the rounds change as they go (the coverage counts and the records aside: ``state``
+    and ``result`` of the :class:`CoverageStart`); all else :class:`_Rounds` holds is fixed at
+    the start.
+
+    * ``existing``: the queries' texts (:func:`_norm`), the original and the accepted ones: no
+      query twice;
+    * ``attempts``: ``{cell: attempts so far}``; ``exhausted``: the cells not to target again
+      (``max_attempts`` reached, or no seed set reaches them); ``infeasible``: the cells no
+      seed draw reaches (reported);
+    * ``failures``: ``{cluster: failed candidates}``, the divisor of the cluster's priority;
+    * ``used_seeds``: ``{cell: seed sets tried}`` (a second attempt draws another set);
+    * ``no_json_run``, ``any_json``: answers without a JSON query in a row, and whether any
+      had one (:meth:`_Rounds._count_json`).
+    """
+
+    existing: set
+    attempts: dict = field(default_factory=dict)
+    exhausted: set = field(default_factory=set)
+    infeasible: list = field(default_factory=list)
+    failures: dict = field(default_factory=dict)
+    used_seeds: dict = field(default_factory=dict)
+    no_json_run: int = 0
+    any_json: bool = False
+
+
 class _Rounds:
-    """The generation loop's state across rounds: the coverage (``state``), the attempts and
-    failures per target, the seeds used, and the accepted queries' texts (no query twice)."""
+    """The generation loop across rounds: what it reads, fixed at the start (the coverage
+    start, the seed sampler, the candidate context, the round reservation, the J levels the
+    writer aims at), and what the rounds change: the coverage (``state``), the records
+    (``result``) and the bookkeeping of :class:`_Progress` (``progress``)."""
 
     def __init__(self, dataset, artifact, writer, judge, verifier, pooler,
                  cfg: GenerationConfig, calls, log) -> None:
         self.cfg, self.calls, self.log = cfg, calls, log
         self.start = start = coverage_start(dataset, artifact, cfg)
-        self.weights, self.bins, self.mass = start.weights, start.bins, start.mass
-        self.labels, self.state, self.result = start.labels, start.state, start.result
-        self.seeds = _Seeds(self.weights, self.weights.doc_ids, cfg)
+        self.state, self.result = start.state, start.result
+        self.seeds = _Seeds(start.weights, start.weights.doc_ids, cfg)
         self.doc_entities = artifact.canonical_doc_entities()
-        self.existing = {_norm(t) for t in dataset.queries.values()}
-        self.attempts: dict = {}
-        self.exhausted: set = set()
-        self.failures: dict = {}
-        self.infeasible: list = []
-        self.used_seeds: dict = {}
         self.entity_info = {e["name"]: (e.get("cluster"), -float(e.get("centrality") or 0.0))
                             for e in artifact.entities}
-        self.ctx = _Context(dataset, artifact, self.weights, self.bins, self.doc_entities,
+        self.ctx = _Context(dataset, artifact, start.weights, start.bins, self.doc_entities,
                             writer, judge, verifier, pooler, cfg)
         self.worst = _worst_calls(writer, judge, verifier, artifact, pooler,
                                   max(cfg.n_seeds, 2))
@@ -552,118 +532,136 @@ class _Rounds:
         self.writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
         self.result.targets["writer_alignment_ranks"] = list(self.writes)
         self.j_order = _j_order(cfg.seed, self.writes)
-        self.no_json_run = 0
-        self.any_json = False
-        self._coverage: dict = {}
+        self.progress = _Progress(existing={_norm(t) for t in dataset.queries.values()})
 
-    def stop_reason(self) -> str | None:
-        """Why the loop stops before this round (the targets met, the candidates spent), or
-        None."""
+    def stop_reason(self, cov: dict) -> str | None:
+        """Why the loop stops before this round, on the coverage ``cov`` at its start (the
+        targets met, the candidates spent), or None."""
         cfg = self.cfg
-        self._coverage = self.state.coverage()  # this round's, for targets() too
-        if self.start.met(self._coverage):
+        if self.start.met(cov):
             return "coverage targets met"
         if cfg.max_candidates is not None and len(self.result.candidates) >= cfg.max_candidates:
             return f"{cfg.max_candidates} candidates written (max_candidates)"
         return None
 
-    def targets(self) -> list:
-        """The targets in priority order (:func:`rank_targets`), those the writer can aim at;
-        with the SCC target met and the MSC one not, only clusters without a query (on the
-        coverage :meth:`stop_reason` found at the round's start)."""
-        cfg, state = self.cfg, self.state
-        empty_only = self._coverage["cluster"]["scc"] >= self.start.target_scc
-        targets = rank_targets(state.cluster_counts(), state.cell_counts(), self.mass,
-                               cfg.n_min, labels=self.labels, exclude=self.exhausted,
-                               failures=self.failures, grid=self.bins.grid,
+    def targets(self, cov: dict) -> list:
+        """Round planning, first step: the targets in priority order (:func:`rank_targets`),
+        those the writer can aim at; with the SCC target met on the coverage ``cov`` at the
+        round's start and the MSC one not, only clusters without a query."""
+        cfg, state, start, progress = self.cfg, self.state, self.start, self.progress
+        empty_only = cov["cluster"]["scc"] >= start.target_scc
+        targets = rank_targets(state.cluster_counts(), state.cell_counts(), start.mass,
+                               cfg.n_min, labels=start.labels, exclude=progress.exhausted,
+                               failures=progress.failures, grid=start.bins.grid,
                                empty_only=empty_only, j_order=self.j_order)
         return [t for t in targets if t.rank("alignment") in self.writes]
 
     def plan(self, targets) -> list:
-        """The round's drafts ``[(target, record)]``: the best target of each of the
-        ``round_size`` best clusters (fewer when the candidates or the budget left say so),
-        each with its seed documents and terms; a target no seed set reaches is excluded."""
-        cfg = self.cfg
-        room = cfg.round_size
-        if cfg.max_candidates is not None:
-            room = min(room, cfg.max_candidates - len(self.result.candidates))
-        if self.calls is not None and self.worst > 0:  # reserve: the round fits the budget
-            room = max(1, min(room, self.calls.remaining // self.worst))
+        """Round planning, second step: the round's drafts ``[(target, record)]``, the best
+        target of each of the ``round_size`` best clusters (fewer when the candidates or the
+        budget left say so), each with its seed documents and terms (:meth:`_seeded`); a
+        target no seed set reaches is excluded."""
+        room = self._room()
         drafts, clusters = [], set()
         for target in targets:
             if len(drafts) >= room:
                 break
             if target.cluster in clusters:
                 continue
-            attempt = self.attempts.get(target.cell, 0)
-            self.attempts[target.cell] = attempt + 1
-            if self.attempts[target.cell] >= cfg.max_attempts:
-                self.exhausted.add(target.cell)
-            seed_ids = self.seeds.sample(target, attempt, self.weights, self.bins,
-                                         self.used_seeds.get(target.cell, ()))
-            if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin
-                self.exhausted.add(target.cell)
-                self.infeasible.append(list(target.cell))
-                continue
-            clusters.add(target.cluster)
-            self.used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
-            record = {"target": list(target.cell), "target_label": target.label,
-                      "priority": target.priority, "attempt": attempt,
-                      "seed_docs": seed_ids, "seed": cfg.seed,
-                      "terms": _terms(seed_ids, target.cluster, self.doc_entities,
-                                      self.entity_info, cfg.n_terms)}
-            drafts.append((target, record))
+            record = self._seeded(target)
+            if record is not None:
+                clusters.add(target.cluster)
+                drafts.append((target, record))
         return drafts
 
+    def _room(self) -> int:
+        """Candidates this round may hold: ``round_size``, no more than the candidates left,
+        and no more than the budget left holds worst cases (at least one)."""
+        cfg = self.cfg
+        room = cfg.round_size
+        if cfg.max_candidates is not None:
+            room = min(room, cfg.max_candidates - len(self.result.candidates))
+        if self.calls is not None and self.worst > 0:  # reserve: the round fits the budget
+            room = max(1, min(room, self.calls.remaining // self.worst))
+        return room
+
+    def _seeded(self, target) -> dict | None:
+        """An attempt at ``target`` counted, and its draft record with the seed documents
+        (:meth:`_Seeds.sample`) and terms; None when no seed set reaches the cell (then the
+        cell is exhausted and listed as infeasible)."""
+        cfg, progress, start = self.cfg, self.progress, self.start
+        attempt = progress.attempts.get(target.cell, 0)
+        progress.attempts[target.cell] = attempt + 1
+        if progress.attempts[target.cell] >= cfg.max_attempts:
+            progress.exhausted.add(target.cell)
+        seed_ids = self.seeds.sample(target, attempt, start.weights, start.bins,
+                                     progress.used_seeds.get(target.cell, ()))
+        if seed_ids is None:  # no seed set reaches this cell's cluster and Δ bin
+            progress.exhausted.add(target.cell)
+            progress.infeasible.append(list(target.cell))
+            return None
+        progress.used_seeds.setdefault(target.cell, set()).add(tuple(sorted(seed_ids)))
+        return {"target": list(target.cell), "target_label": target.label,
+                "priority": target.priority, "attempt": attempt,
+                "seed_docs": seed_ids, "seed": cfg.seed,
+                "terms": _terms(seed_ids, target.cluster, self.doc_entities,
+                                self.entity_info, cfg.n_terms)}
+
     def draft(self, drafts, pool) -> list:
-        """Each draft written, judged and verified (:meth:`_Context.run`) against the queries
-        accepted before the round: in turn, or side by side on ``pool``."""
-        frozen = frozenset(self.existing)
+        """Drafting: each draft written, judged and verified (:meth:`_Context.run`) against
+        the queries accepted before the round: in turn, or side by side on ``pool``."""
+        frozen = frozenset(self.progress.existing)
         jobs = [(t, r, frozen) for t, r in drafts]
         if pool is None:
             return [self.ctx.run(*job) for job in jobs]
         return list(pool.map(lambda job: self.ctx.run(*job), jobs))
 
     def merge(self, drafts, outcomes) -> str | None:
-        """The outcomes merged in draft order, whatever order they finished in: accepted
+        """Merging: the outcomes in draft order, whatever order they finished in; accepted
         queries join the coverage, failures count against their cluster; the reason to stop
         (the budget spent), or None.  A model that answers no JSON again and again is an
         :class:`InputError`."""
         stop = None
+        progress = self.progress
         for (target, record), outcome in zip(drafts, outcomes):
             if isinstance(outcome, BudgetExhausted):
                 record.update(status="rejected", reason="budget_spent", detail=str(outcome))
                 self.result.candidates.append(record)
                 stop = stop or f"budget spent ({outcome})"
                 continue
-            if outcome is not None and _norm(record["query"]) in self.existing:
+            if outcome is not None and _norm(record["query"]) in progress.existing:
                 record.update(status="rejected", reason="duplicate_query",
                               detail="the same text as a query accepted in this round")
                 outcome = None
             self.result.candidates.append(record)
             if outcome is None and record.get("reason") != "writer_declined":
-                self.failures[target.cluster] = self.failures.get(target.cluster, 0) + 1
+                progress.failures[target.cluster] = progress.failures.get(target.cluster, 0) + 1
             if self.log is not None:
                 self.log(record)
             self._count_json(record)
             if outcome is not None:
-                c, d, j = outcome
-                self.state.add(c, d, j)
-                self.existing.add(_norm(record["query"]))
-                record["query_id"] = f"gen-{self.cfg.seed}-{len(self.result.accepted) + 1:04d}"
-                self.result.accepted.append(record)
+                self._accept(record, outcome)
         return stop
+
+    def _accept(self, record: dict, cell: tuple) -> None:
+        """An accepted candidate: its landed cell codes ``cell`` join the coverage, its text
+        the existing queries, and it gets the next query id."""
+        self.state.add(*cell)
+        self.progress.existing.add(_norm(record["query"]))
+        record["query_id"] = f"gen-{self.cfg.seed}-{len(self.result.accepted) + 1:04d}"
+        self.result.accepted.append(record)
 
     def _count_json(self, record: dict) -> None:
         """Answers without a JSON query in a row, before any with one: past
         ``no_json_abort`` the model cannot do this task (an :class:`InputError`)."""
+        progress = self.progress
         if record.get("reason") != "no_query":
-            self.no_json_run, self.any_json = 0, True
+            progress.no_json_run, progress.any_json = 0, True
             return
-        self.no_json_run += 1
-        if not self.any_json and self.no_json_run >= self.cfg.no_json_abort:
+        progress.no_json_run += 1
+        if not progress.any_json and progress.no_json_run >= self.cfg.no_json_abort:
             raise InputError(
-                f"the model returned no JSON query in {self.no_json_run} answers in a row "
+                f"the model returned no JSON query in {progress.no_json_run} answers in a row "
                 f"(last: {record.get('raw', '')[:120]!r})",
                 fix="use an instruction-following model that can answer in JSON (e.g. a vLLM "
                     "or OpenAI endpoint: --base-url/--model); the answers so far are cached")
@@ -671,7 +669,7 @@ class _Rounds:
     def finish(self) -> GenerationResult:
         """The result, its coverage finished, the infeasible targets and the usage added."""
         self.start.finish()
-        self.result.infeasible = self.infeasible
+        self.result.infeasible = self.progress.infeasible
         if self.calls is not None:
             self.result.usage = self.calls.usage()
         return self.result

@@ -1,6 +1,6 @@
 """The offline writer, judge and verifier: coverage-aware generation with no LLM, no network.
 
-They honour the protocols of :mod:`.loop` and use only NLP the corpus structure already has:
+They honour the protocols of :mod:`.protocols` and use only NLP the corpus structure already has:
 its extractor and entities, its stored abbreviations and stop-entities, the packaged MiniLM
 (``all-MiniLM-L6-v2``) for entity *names*, and BM25 through the loop's pooler.  Every choice
 is seeded or ordered by a fixed key, so a seed gives the same queries on every run.

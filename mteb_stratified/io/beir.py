@@ -4,19 +4,25 @@ BEIR's own ``GenericDataLoader`` reads only uncompressed files; this loader take
 ids, and reports bad input with the file and line.  The text rules are those of :mod:`.files`
 (UTF-8, a leading BOM ignored, gzip streamed under the decompression-bomb guard); each JSONL
 line is one JSON object with an ``_id`` (duplicate keys and too deep nesting are errors).
+
+:func:`write_beir` writes such a folder (every file atomically, :mod:`.outputs`): what
+``mteb-stratified generate`` writes its output with.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from importlib import resources
 
 from ..core.errors import InputError
 from .files import numbered_lines, parse_json, read_qrels
+from .outputs import atomic_write, atomic_write_text
 
 __all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path",
-           "dataset_folder", "find_file", "read_jsonl"]
+           "dataset_folder", "find_file", "read_jsonl", "write_beir", "qrels_tsv"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,3 +161,65 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
     origins = {q: o for q, o in origins.items() if q in queries}
     return BeirDataset(os.path.basename(folder.rstrip("/")), docs, queries, qrels, split, origins,
                        folder)
+
+
+def write_beir(folder: "str | os.PathLike", *, corpus: dict | None = None, queries=None,
+               copied: dict | None = None, qrels: dict | None = None) -> dict:
+    """Write a BEIR folder; each part is written only when given, each file atomically
+    (:func:`~.outputs.atomic_write`), in this order:
+
+    * ``corpus`` ``{doc_id: fields}`` → ``corpus.jsonl.gz``: one ``{"_id": doc_id, **fields}``
+      line per document, sorted by id, gzip with no timestamp (the same corpus, the same bytes);
+    * ``queries``, rows (dicts with an ``_id``) → ``queries.jsonl``, one line each, in order;
+    * ``copied`` ``{split: path}`` → each qrels file copied **byte for byte** into ``qrels/``
+      under its own file name (``.tsv`` or ``.tsv.gz``);
+    * ``qrels`` ``{split: {qid: {doc_id: grade}}}`` → ``qrels/<split>.tsv``: the header, then
+      the queries in their order, each query's documents sorted (:func:`qrels_tsv`).
+
+    Rows are JSON with non-ASCII kept (UTF-8).  A split name must be one file name: a name from
+    a data file cannot choose where we write (:class:`InputError` otherwise).  Returns the
+    paths written: ``{"corpus", "queries", "qrels": {split: path}}`` (None for a part not
+    given).
+    """
+    folder = os.fspath(folder)
+    qdir = os.path.join(folder, "qrels")
+    for split in [*(copied or ()), *(qrels or ())]:
+        _check_split_name(split)
+    os.makedirs(qdir, exist_ok=True)
+    out: dict = {"corpus": None, "queries": None, "qrels": {}}
+    if corpus is not None:
+        out["corpus"] = os.path.join(folder, "corpus.jsonl.gz")
+        lines = (json.dumps({"_id": d, **corpus[d]}, ensure_ascii=False) + "\n"
+                 for d in sorted(corpus))
+        atomic_write_text(out["corpus"], "".join(lines), gz=True)
+    if queries is not None:
+        out["queries"] = os.path.join(folder, "queries.jsonl")
+        atomic_write_text(out["queries"], "\n".join(json.dumps(row, ensure_ascii=False)
+                                                    for row in queries) + "\n")
+    for split, src in (copied or {}).items():
+        out["qrels"][split] = os.path.join(qdir, os.path.basename(src))
+        with open(src, "rb") as fin, atomic_write(out["qrels"][split], "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+    for split, judged in (qrels or {}).items():
+        out["qrels"][split] = os.path.join(qdir, f"{split}.tsv")
+        atomic_write_text(out["qrels"][split], qrels_tsv(judged))
+    return out
+
+
+def qrels_tsv(qrels: dict) -> str:
+    """``{qid: {doc_id: grade}}`` as a BEIR qrels TSV: the header, then one line per judgment,
+    the queries in their order, each query's documents sorted."""
+    rows = ["query-id\tcorpus-id\tscore"]
+    for q in qrels:
+        for d, g in sorted(qrels[q].items()):
+            rows.append(f"{q}\t{d}\t{int(g)}")
+    return "\n".join(rows) + "\n"
+
+
+def _check_split_name(split) -> None:
+    """An :class:`InputError` unless ``split`` names one file in ``qrels/``."""
+    name = str(split)
+    if (not name or name in (".", "..") or "\0" in name
+            or any(sep and sep in name for sep in (os.sep, os.altsep, "/"))):
+        raise InputError(f"split name {name[:60]!r} cannot be a qrels file name",
+                         fix="name splits with no path separator (e.g. test, dev, generated)")

@@ -8,7 +8,9 @@
   component: it never contains a separator, ``..`` or a drive, so a name read from a data file
   cannot choose where we read or write.
 * :func:`atomic_write` writes through a temp file unique to the process and thread (two jobs on
-  one folder never share a temp name) and renames it into place.
+  one folder never share a temp name) and renames it into place; :func:`atomic_write_text`
+  writes a whole text that way, as UTF-8 (gzip-compressed without a timestamp on request, so
+  the same text gives the same bytes).
 * :func:`json_safe` / :func:`dumps_json` (from :mod:`..core.jsonsafe`): JSON that is always
   valid JSON. Non-finite floats
   (NaN, ±inf; Python's or numpy's) become ``null``, numpy scalars and arrays become plain
@@ -19,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import re
 import tempfile
@@ -28,7 +31,8 @@ from typing import Iterator
 from ..core.errors import InputError
 from ..core.jsonsafe import dumps_json, json_safe
 
-__all__ = ["output_dir", "output_file", "safe_name", "atomic_write", "json_safe", "dumps_json"]
+__all__ = ["output_dir", "output_file", "safe_name", "atomic_write", "atomic_write_text",
+           "json_safe", "dumps_json"]
 
 
 def _check_parent(path: str, option: str) -> None:
@@ -97,6 +101,18 @@ def atomic_write(path: "str | os.PathLike", mode: str = "w", **open_kwargs) -> I
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: "str | os.PathLike", text: str, *, gz: bool = False) -> None:
+    """Write ``text`` to ``path`` as UTF-8 through :func:`atomic_write`; with ``gz``,
+    gzip-compressed with no timestamp in the header (the same text, the same bytes)."""
+    data = text.encode("utf-8")
+    with atomic_write(path, "wb") as raw:
+        if gz:
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+                fh.write(data)
+        else:
+            raw.write(data)
 
 
 _UMASK: list = []

@@ -18,6 +18,7 @@ from mteb_stratified.core.strata import LEVELS
 from mteb_stratified.generation import (REASONS, GenerationConfig, QueryWriter, RelevanceJudge,
                                         Target, Verifier, generate_queries, provenance_of,
                                         rank_targets, write_dataset)
+from mteb_stratified.report.generation import write_coverage_markdown
 
 
 class PlantedWriter:
@@ -133,9 +134,9 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     assert after["cluster"]["covered"] - before["cluster"]["covered"] <= len(new_clusters)
     # output: the augmented BEIR dataset marks origin and keeps provenance
     out = str(tmp_path / "aug")
-    write_dataset(out, data, res, provenance=provenance_of(writer, PlantedJudge(None),
-                                                           PlantedVerifier(), GenerationConfig(),
-                                                           art))
+    written = write_dataset(out, data, res, provenance=provenance_of(
+        writer, PlantedJudge(None), PlantedVerifier(), GenerationConfig(), art))
+    write_coverage_markdown(out, written["report"], REASONS)  # coverage.md: the CLI's step
     rows = [json.loads(x) for x in open(os.path.join(out, "queries.jsonl"))]
     gen = [r for r in rows if r["origin"] == "generated"]
     assert len(gen) == counts["accepted"]
