@@ -174,7 +174,7 @@ def test_split_half_without_enough_strata_is_none_not_nan():
     d = r.to_dict()
     assert d["r"] is None and d["p_value"] is None and d["n_strata_used"] == 2
     json.loads(json.dumps(d, allow_nan=False))   # strict JSON
-    assert _split_half_cell(d) == "–"
+    assert _split_half_cell(r) == "–"
 
 
 # -- the batched kernel, the paired tests and their calibration ------------------------------
