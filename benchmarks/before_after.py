@@ -6,7 +6,8 @@ rotated every repetition (before, after; after, before; ...) so drift of a share
 on both.  Every timing line of its output is parsed:
 
 * ``label   1.23 s`` (``bench_stratify.py``): seconds;
-* ``| ours, ms | 7.4 | 152.6 | ... |`` (``bench_metrics.py``): milliseconds per size;
+* ``| ours, ms | 7.4 | 152.6 | ... |`` or ``ours ms  7.4  152.6 ...`` under a ``contender``
+  header (``bench_metrics.py``): milliseconds per size;
 
 and printed as before / after medians with the median and range of the per-repetition ratio
 after / before (1.00: no change; above 1: slower now).
@@ -72,6 +73,14 @@ def timings(text: str) -> dict:
     out, sizes = {}, None
     for line in text.splitlines():
         line = line.rstrip()
+        words = line.split()
+        if words[:1] == ["contender"]:        # bench_metrics' plain table: its sizes
+            sizes = words[1:]
+            continue
+        if words[:2] == ["ours", "ms"]:
+            for i, c in enumerate(words[2:]):
+                out[f"ours, ms ({sizes[i] if sizes and i < len(sizes) else i})"] = float(c)
+            continue
         if (m := _SIZES.match(line)):
             sizes = [c.strip() for c in m["cells"].split("|")]
         elif (m := _OURS_MS.match(line)):
