@@ -83,12 +83,12 @@ def _frozen(obj):
     return obj
 
 
-def _thawed(obj, *, lists: bool = True):
+def _thawed(obj):
     """JSON-ready copy of :func:`_frozen` data (tuples back to lists)."""
     if isinstance(obj, Mapping):
-        return {k: _thawed(v, lists=lists) for k, v in obj.items()}
-    if isinstance(obj, tuple) and lists:
-        return [_thawed(v, lists=lists) for v in obj]
+        return {k: _thawed(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return [_thawed(v) for v in obj]
     return obj
 
 
