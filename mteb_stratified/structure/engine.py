@@ -39,9 +39,17 @@ class LocalEngine:
         self.progress = bool(progress)
 
     def extract(self, chunks: Sequence[list], texts: dict, extractor, cfg) -> Iterator[list]:
-        from .extraction import extract_rows
-        for chunk in chunks:
-            yield extract_rows(extractor, chunk, texts, cfg)
+        """The rows of each chunk; an extractor with ``extract_batches`` (spaCy's) parses every
+        chunk in one stream, so its worker processes start once (same rows)."""
+        from .extraction import extract_rows, normalised_rows
+        batches = getattr(extractor, "extract_batches", None)
+        if batches is None:
+            for chunk in chunks:
+                yield extract_rows(extractor, chunk, texts, cfg)
+            return
+        raw = batches([[texts[d] for d in chunk] for chunk in chunks])
+        for chunk, entities in zip(chunks, raw):
+            yield normalised_rows(chunk, entities, {}, texts, cfg)
 
     def embed(self, inputs: Sequence[str], model: str | None, batch_size: int) -> np.ndarray:
         from .embed import embed_texts

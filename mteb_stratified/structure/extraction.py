@@ -19,7 +19,8 @@ from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
 
-__all__ = ["Checkpoint", "extract_documents", "extract_rows", "plan_words", "progress_bar"]
+__all__ = ["Checkpoint", "extract_documents", "extract_rows", "normalised_rows", "plan_words",
+           "progress_bar"]
 
 
 class Checkpoint:
@@ -96,7 +97,13 @@ def extract_rows(extractor, doc_ids: list, texts: dict, cfg) -> list[dict]:
     of a cluster.  ``texts`` maps at least ``doc_ids`` to their texts.
     """
     raw = extractor.extract([texts[d] for d in doc_ids])
-    failures = dict(getattr(extractor, "failures", {}) or {})
+    return normalised_rows(doc_ids, raw, dict(getattr(extractor, "failures", {}) or {}), texts,
+                           cfg)
+
+
+def normalised_rows(doc_ids: list, raw: list, failures: dict, texts: dict, cfg) -> list[dict]:
+    """The rows of ``doc_ids`` from the extractor's ``raw`` entities (one list per document)
+    and its ``failures`` (position -> reason): :func:`extract_rows` after the extractor ran."""
     rows = []
     for i, (doc_id, ents) in enumerate(zip(doc_ids, raw)):
         abbreviations = find_abbreviations(texts[doc_id])

@@ -25,7 +25,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterator, Protocol, Sequence, runtime_checkable
 
 from .._optional import require
 from ..core.errors import InputError
@@ -182,25 +182,46 @@ class SpacyNounChunkExtractor:
                                      "--force-reinstall") from None
         return self._nlp
 
+    def _n_process(self, n_texts: int) -> int:
+        if self.n_process is not None:
+            return self.n_process
+        return min(os.cpu_count() or 1, 4) if n_texts >= PARALLEL_MIN_TEXTS else 1
+
+    def _entities(self, doc) -> list[Entity]:
+        """The noun chunks of one parsed document (class docstring)."""
+        entities: list[Entity] = []
+        for chunk in doc.noun_chunks:
+            tokens = list(chunk)
+            while tokens and tokens[0].pos_ in _SKIP_HEAD_POS:
+                tokens.pop(0)
+            if not tokens or len(tokens) > self.max_words:
+                continue
+            surface = doc[tokens[0].i:tokens[-1].i + 1].text
+            entities.append(Entity(surface, _clip(chunk.sent.text)))
+        return entities
+
     def extract(self, texts: Sequence[str]) -> list[list[Entity]]:
-        nlp = self._load()
         texts = list(texts)
-        n_process = self.n_process
-        if n_process is None:
-            n_process = min(os.cpu_count() or 1, 4) if len(texts) >= PARALLEL_MIN_TEXTS else 1
-        out: list[list[Entity]] = []
-        for doc in nlp.pipe(texts, batch_size=self.batch_size, n_process=n_process):
-            entities: list[Entity] = []
-            for chunk in doc.noun_chunks:
-                tokens = list(chunk)
-                while tokens and tokens[0].pos_ in _SKIP_HEAD_POS:
-                    tokens.pop(0)
-                if not tokens or len(tokens) > self.max_words:
-                    continue
-                surface = doc[tokens[0].i:tokens[-1].i + 1].text
-                entities.append(Entity(surface, _clip(chunk.sent.text)))
-            out.append(entities)
-        return out
+        return next(self._parse([texts])) if texts else []
+
+    def extract_batches(self, batches: Sequence[Sequence[str]]) -> Iterator[list[list[Entity]]]:
+        """:meth:`extract` of each batch in turn, as each one is done, with one ``nlp.pipe``
+        over all of them: the worker processes start once, and stay busy across batches (the
+        pipeline checkpoints a batch as it arrives).  The output is :meth:`extract`'s; a
+        subclass that overrides :meth:`extract` has it called on each batch instead."""
+        if type(self).extract is not SpacyNounChunkExtractor.extract:
+            for batch in batches:
+                yield self.extract(batch)
+            return
+        yield from self._parse(batches)
+
+    def _parse(self, batches: Sequence[Sequence[str]]) -> Iterator[list[list[Entity]]]:
+        nlp = self._load()
+        sizes = [len(b) for b in batches]
+        docs = nlp.pipe((t for b in batches for t in b), batch_size=self.batch_size,
+                        n_process=self._n_process(sum(sizes)))
+        for size in sizes:
+            yield [self._entities(next(docs)) for _ in range(size)]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

@@ -162,3 +162,16 @@ def test_config_validation():
         StructureConfig(min_doc_freq=0)
     with pytest.raises(InputError, match="objective"):
         StructureConfig(objective="louvain")
+
+
+@pytest.mark.parametrize("n_process", [1, 2])
+def test_one_stream_over_the_chunks_gives_each_chunks_own_extraction(small_corpus, n_process):
+    """extract_batches (one nlp.pipe over every chunk, workers started once) = extract per
+    chunk, with one process and with two."""
+    from mteb_stratified.io.corpus_text import doc_text
+    texts = [doc_text(small_corpus[d]) for d in sorted(small_corpus)][:40]
+    chunks = [texts[i:i + 7] for i in range(0, len(texts), 7)]
+    streamed = list(SpacyNounChunkExtractor(n_process=n_process).extract_batches(chunks))
+    one = SpacyNounChunkExtractor(n_process=1)
+    assert streamed == [one.extract(c) for c in chunks]
+    assert sum(len(e) for batch in streamed for e in batch) > 100
