@@ -11,6 +11,14 @@ edges with f_uv ≥ ``consensus_threshold`` are kept with weight w_uv·f_uv, and
 ``seed`` clusters that consensus graph.  One run's partition moved with the seed (NFCorpus:
 the ARI of the document strata between two seeds was 0.55–0.65); the consensus of ten is far
 steadier (the artifact's ``quality.seed_ari`` reports it for every build).
+
+**Split halves** (``halves=True``, R ≥ 2): the runs already made give the build's stability
+without a second build.  The first ⌊R/2⌋ runs and the other ⌈R/2⌉ make two consensus graphs,
+each clustered by Leiden with ``seed`` as the build's last step is; the ARI between the two
+partitions is the quality figure ``seed_ari`` (method ``split-half``).  Each half is a
+consensus of half as many runs, so the figure is conservative for the R-run consensus.  The
+other method, ``second-build``, clusters a second consensus with the seeds of ``seed + 1``
+(R more runs): the ARI between two whole builds.
 """
 
 from __future__ import annotations
@@ -32,10 +40,12 @@ class EntityClusters:
     labels: np.ndarray
     n_clusters: int
     leiden: object
+    halves: tuple | None = None  # the split-half partitions (module docstring), or None
 
 
-def cluster_entities(graph, cfg) -> EntityClusters:
-    """Leiden on ``graph``, then small clusters dissolved (module docstring)."""
+def cluster_entities(graph, cfg, *, halves: bool = False) -> EntityClusters:
+    """Leiden on ``graph``, then small clusters dissolved (module docstring); ``halves``: also
+    the two split-half partitions, from the consensus runs already made."""
     from .leiden import LeidenClustering
 
     def run(g, seed):
@@ -49,14 +59,26 @@ def cluster_entities(graph, cfg) -> EntityClusters:
         raise InputError(f"seed={cfg.seed} with consensus_runs={runs}: the derived seeds "
                          "seed·R + i must fit in 64 bits",
                          fix=f"choose a seed in [0, {MAX_SEED}] (the command line's range)")
+    split = None
     if runs > 1 and graph.ecount():
-        graph = consensus_graph(graph, [run(graph, cfg.seed * runs + i).labels_
-                                        for i in range(runs)], cfg.consensus_threshold)
+        labelings = [run(graph, cfg.seed * runs + i).labels_ for i in range(runs)]
+        if halves:
+            split = tuple(_kept(run(consensus_graph(graph, part, cfg.consensus_threshold),
+                                    cfg.seed), cfg.min_cluster_size)[0]
+                          for part in (labelings[:runs // 2], labelings[runs // 2:]))
+        graph = consensus_graph(graph, labelings, cfg.consensus_threshold)
     leiden = run(graph, cfg.seed)
-    big = np.flatnonzero(leiden.sizes_ >= cfg.min_cluster_size)  # ids are by size descending
+    labels, n_clusters = _kept(leiden, cfg.min_cluster_size)
+    return EntityClusters(labels, n_clusters, leiden, split)
+
+
+def _kept(leiden, min_size: int) -> tuple[np.ndarray, int]:
+    """A fitted Leiden's labels with clusters under ``min_size`` dissolved (−1), and how many
+    are left (ids by size, descending)."""
+    big = np.flatnonzero(leiden.sizes_ >= min_size)  # ids are by size descending
     remap = np.full(leiden.n_clusters_, -1, dtype=np.int64)
     remap[big] = np.arange(big.size)
-    return EntityClusters(remap[leiden.labels_], int(big.size), leiden)
+    return remap[leiden.labels_], int(big.size)
 
 
 def consensus_graph(graph, labelings: list, threshold: float):

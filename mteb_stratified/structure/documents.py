@@ -40,6 +40,7 @@ class DocumentClusters:
     n_clusters: int
     embeddings: np.ndarray
     leiden: object
+    halves: tuple | None = None  # split-half partitions (:mod:`.clustering`), or None
 
 
 def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
@@ -48,13 +49,18 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
 
     ids = sorted(texts)
     inputs = [texts[d] for d in ids]
+    if cfg.document_embedding == "static":  # a lookup: no engine, no cache
+        from .embed import embed_with
+        return embed_with(inputs, cfg.embedding_model, "static")
     key = settings_hash({"model": cfg.embedding_model, "documents": inputs})
     path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
     return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, 64))
 
 
-def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None):
-    """Consensus Leiden of the documents' k-NN graph (module docstring)."""
+def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None,
+                      halves: bool = False):
+    """Consensus Leiden of the documents' k-NN graph (module docstring); ``halves``: with the
+    split-half partitions of :func:`.clustering.cluster_entities`."""
     from .clustering import cluster_entities
     from .graph import knn_edges, to_igraph
 
@@ -64,8 +70,9 @@ def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = N
     graph = to_igraph(len(ids), edges.src, edges.dst, edges.weight)
     run = dataclasses.replace(cfg, resolution=cfg.document_resolution, min_cluster_size=1,
                               seed=cfg.seed if seed is None else seed)
-    clusters = cluster_entities(graph, run)
-    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, emb, clusters.leiden)
+    clusters = cluster_entities(graph, run, halves=halves)
+    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, emb, clusters.leiden,
+                            clusters.halves)
 
 
 def entity_clusters(docs: DocumentClusters, linked):

@@ -76,8 +76,9 @@ def test_the_largest_seed_builds_with_consensus_runs(tmp_path, capsys):
     seed = 2**31 - 1
     assert main(["structure", "--corpus", "nfcorpus", "--out", str(out), "--limit", "30",
                  "--seed", str(seed), "--consensus-runs", "3", "--bins-splits", "none",
-                 "--max-doc-share", "0.3", "--no-progress", "--json"]) == 0, \
-        capsys.readouterr().err
+                 "--max-doc-share", "0.3", "--no-progress", "--json",
+                 "--seed-ari", "second-build"]) == 0, capsys.readouterr().err
     meta = json.load(open(out / "metadata.json"))
     assert meta["parameters"]["seed"] == seed and meta["parameters"]["consensus_runs"] == 3
     assert meta["quality"]["seeds"] == [seed, seed + 1]
+    assert meta["quality"]["seed_ari_method"] == "second-build"

@@ -322,3 +322,40 @@ def test_leiden_on_an_empty_graph_is_a_fitted_empty_partition():
 
     est = LeidenClustering(seed=0).fit(igraph.Graph(0))
     assert est.n_clusters == 0 and est.labels_.shape == (0,) and est.modularity_ == 0.0
+
+
+def test_split_half_partitions_are_the_consensus_of_each_half_of_the_runs():
+    """clustering.cluster_entities(halves=True): the runs already made, split in two, each half's
+    consensus clustered as the build's last step is; the whole consensus is unchanged."""
+    import igraph as ig
+
+    from mteb_stratified.structure.clustering import cluster_entities, consensus_graph
+    from mteb_stratified.structure.leiden import LeidenClustering
+    from mteb_stratified.structure.pipeline import StructureConfig
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 6, 240)
+    pairs = rng.integers(0, 240, (2400, 2))
+    keep = (pairs[:, 0] != pairs[:, 1]) & ((truth[pairs[:, 0]] == truth[pairs[:, 1]])
+                                          | (rng.random(2400) < 0.01))
+    g = ig.Graph(n=240, edges=pairs[keep].tolist())
+    g.simplify()
+    g.es["weight"] = rng.uniform(0.6, 1.0, g.ecount()).tolist()
+    cfg = StructureConfig(consensus_runs=5, seed=2, min_cluster_size=3, resolution=1.0)
+    with_halves = cluster_entities(g, cfg, halves=True)
+    plain = cluster_entities(g, cfg)
+    assert plain.halves is None and np.array_equal(with_halves.labels, plain.labels)
+
+    def fit(graph, seed):
+        return LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=seed,
+                                n_iterations=cfg.n_iterations).fit(graph)
+
+    runs = [fit(g, cfg.seed * 5 + i).labels_ for i in range(5)]
+    for part, got in zip((runs[:2], runs[2:]), with_halves.halves):
+        leiden = fit(consensus_graph(g, part, cfg.consensus_threshold), cfg.seed)
+        big = leiden.sizes_ >= cfg.min_cluster_size
+        want = np.where(big[leiden.labels_], np.cumsum(big)[leiden.labels_] - 1, -1)
+        assert np.array_equal(got, want)
+    # planted communities: both halves agree closely with each other
+    from mteb_stratified.structure.quality import adjusted_rand
+    assert adjusted_rand(*with_halves.halves) > 0.8
