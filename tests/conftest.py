@@ -11,6 +11,7 @@ passes it.
 """
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,6 +19,10 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# the distilled static embeddings (structure/static_embed.py): one cache for every test run on
+# this machine, never the user's own cache folder
+os.environ.setdefault("MTEB_STRATIFIED_CACHE", os.path.join(
+    tempfile.gettempdir(), f"mteb-stratified-tests-{os.getuid() if hasattr(os, 'getuid') else 0}"))
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])

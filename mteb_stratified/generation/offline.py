@@ -96,7 +96,7 @@ class EntityNeighbours:
 
     def __init__(self, artifact, *, threshold: float | None = None, cache_dir=None,
                  model: str | None = None):
-        from ..structure.embed import cached_array, embed_texts
+        from ..structure.embed import cached_array, embed_with, entity_embedding_of
         clustered = {e["name"]: int(e["cluster"]) for e in artifact.entities
                      if int(e["cluster"]) >= 0}
         self.names = sorted(clustered)
@@ -105,11 +105,14 @@ class EntityNeighbours:
         params = artifact.metadata.get("parameters", {})
         self.threshold = float(params.get("threshold", 0.6) if threshold is None else threshold)
         self.model = model
-        key = hashlib.sha256(repr((model, self.names)).encode()).hexdigest()[:16]
+        self.method = entity_embedding_of(artifact)  # as the structure embedded its names
+        key = hashlib.sha256(repr((model, self.names) if self.method == "model" else
+                                  (model, self.method, self.names)).encode()).hexdigest()[:16]
         path = os.path.join(cache_dir, f"offline-names-{key}.npy") if cache_dir else None
         if cache_dir:
             os.makedirs(cache_dir, exist_ok=True)
-        self.emb = cached_array(path, lambda: embed_texts(self.names, model, batch_size=256))
+        self.emb = cached_array(path, lambda: embed_with(self.names, model, self.method,
+                                                         batch_size=256))
         self._extra: dict = {}
 
     def vector(self, name: str) -> np.ndarray:
@@ -119,8 +122,8 @@ class EntityNeighbours:
         """Unit rows for ``names``: stored ones, and the others embedded in one batch (memo)."""
         missing = sorted({n for n in names if n not in self.index and n not in self._extra})
         if missing:
-            from ..structure.embed import embed_texts
-            self._extra.update(zip(missing, embed_texts(missing, self.model)))
+            from ..structure.embed import embed_with
+            self._extra.update(zip(missing, embed_with(missing, self.model, self.method)))
         return np.stack([self.emb[self.index[n]] if n in self.index else self._extra[n]
                          for n in names]) if names else np.zeros((0, self.emb.shape[1]))
 

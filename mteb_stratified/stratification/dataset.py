@@ -58,12 +58,13 @@ def gate_verdict(dataset) -> str | None:
 
 def _entity_vectors(artifact, names, allowed: str | None) -> dict:
     """Embeddings of entity names with the artifact's embedding model (unit rows): the packaged
-    one, or the one the user named (``allowed``)."""
-    from ..structure.embed import embed_texts
+    one, or the one the user named (``allowed``), used as the artifact's entities were (its
+    static embedding or the model itself)."""
+    from ..structure.embed import embed_with, entity_embedding_of
     from ..structure.query_entities import embedding_model_of
     names = sorted(names)
     model = embedding_model_of(artifact, allowed)
-    emb = embed_texts(names, model)
+    emb = embed_with(names, model, entity_embedding_of(artifact))
     return dict(zip(names, emb))
 
 

@@ -10,7 +10,12 @@ import numpy as np
 from .._optional import require
 
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
-           "encode_batch", "cached_array"]
+           "encode_batch", "cached_array", "EMBEDDING_METHODS", "embed_with",
+           "entity_embedding_of"]
+
+#: How a structure embeds: ``static``, the model's distilled static embedding (a lookup:
+#: :mod:`.static_embed`), or ``model``, the sentence-transformers model itself.
+EMBEDDING_METHODS = ("static", "model")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _LOADED: dict = {}
@@ -89,6 +94,24 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
     if bar is not None:
         bar.close()
     return out
+
+
+def embed_with(texts: Sequence[str], model: str | None, method: str, *, batch_size: int = 256,
+               show_progress: bool = False) -> np.ndarray:
+    """Unit float32 rows of ``texts`` by ``method`` (:data:`EMBEDDING_METHODS`) from ``model``
+    (None: the packaged all-MiniLM-L6-v2)."""
+    if method == "static":
+        from .static_embed import distill
+        return distill(model).encode(texts)
+    return embed_texts(texts, model, batch_size=batch_size, show_progress=show_progress)
+
+
+def entity_embedding_of(artifact) -> str:
+    """How ``artifact``'s entity names were embedded (``parameters.entity_embedding``; an
+    artifact that does not say was built with the model itself)."""
+    params = artifact.metadata.get("parameters") or {}
+    method = params.get("entity_embedding", "model")
+    return method if method in EMBEDDING_METHODS else "model"
 
 
 def cached_array(path: str | None, compute) -> np.ndarray:

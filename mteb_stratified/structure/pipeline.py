@@ -30,10 +30,15 @@ from typing import Callable
 from ..core.errors import InputError
 from ..io.corpus_text import doc_text
 from .artifact import ARTIFACT_FORMAT, StructureArtifact
+from .embed import EMBEDDING_METHODS
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION
 
 __all__ = ["StructureConfig", "build_structure", "BuildReport", "CLUSTER_MAPS"]
+
+#: How ``quality.seed_ari`` is measured (:mod:`.clustering`): from the two halves of the
+#: consensus runs already made, or from a second build with seed + 1.
+SEED_ARI_METHODS = ("split-half", "second-build")
 
 #: What the structure clusters: the entity graph (the paper's map), or the documents.
 CLUSTER_MAPS = ("entities", "documents")
@@ -57,6 +62,8 @@ class StructureConfig:
     generic_max_ridf: float | None = 0.7     # generic-phrase test (None: off); .specificity
     generic_min_doc_share: float = 0.01
     entity_context: str = "description"     # embed "name: description", or "name" alone
+    entity_embedding: str = "static"         # entity names: "static" (distilled) or "model"
+    document_embedding: str = "static"       # documents (document map): "static" or "model"
     idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
     resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
@@ -68,6 +75,7 @@ class StructureConfig:
     min_cluster_size: int = 3
     consensus_runs: int = 10                 # Leiden runs whose consensus is clustered (1: one)
     consensus_threshold: float = 0.5         # keep edges co-clustered in this share of runs
+    seed_ari: str = "split-half"             # quality.seed_ari: split-half or second-build
     exact_max: int = 50_000                  # exact faiss search up to this many entities
     nprobe: int = 16
     label_entities: int = 3                  # entities in a cluster label
@@ -95,6 +103,12 @@ class StructureConfig:
              "choose modularity or cpm"),
             (self.entity_context in ("description", "name"),
              f"unknown entity_context {self.entity_context!r}", "choose description or name"),
+            (self.entity_embedding in EMBEDDING_METHODS,
+             f"unknown entity_embedding {self.entity_embedding!r}", "choose static or model"),
+            (self.document_embedding in EMBEDDING_METHODS,
+             f"unknown document_embedding {self.document_embedding!r}", "choose static or model"),
+            (self.seed_ari in SEED_ARI_METHODS, f"unknown seed_ari {self.seed_ari!r}",
+             f"choose one of {', '.join(SEED_ARI_METHODS)}"),
             (0.0 <= self.generic_min_doc_share <= 1.0, "generic_min_doc_share must be in [0, 1]",
              "e.g. 0.01"),
         ]
@@ -152,7 +166,7 @@ def _check_extracted(rows: dict, work: str | None) -> None:
                 "for the failed documents")
 
 
-def _quality(texts: dict, vocab, linked, tables, cfg, docs=None) -> dict:
+def _quality(texts: dict, vocab, linked, tables, cfg, docs=None, clusters=None) -> dict:
     from .describe import document_seed_stability, seed_stability
     from .quality import cluster_quality
     from .specificity import GenericTest, WordStats
@@ -162,7 +176,7 @@ def _quality(texts: dict, vocab, linked, tables, cfg, docs=None) -> dict:
                                              min_doc_share=cfg.generic_min_doc_share)
     out = cluster_quality(tables.clusters, tables.entities, linked.doc_entities, texts,
                           generic_test=test, levels=tables.levels)
-    out.update(seed_stability(texts, linked, tables, cfg) if docs is None
+    out.update(seed_stability(texts, linked, tables, cfg, clusters) if docs is None
                else document_seed_stability(texts, docs, cfg))
     return out
 
@@ -197,13 +211,14 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
     from .clustering import cluster_entities
 
     docs = None
+    halves = cfg.seed_ari == "split-half"
     if cfg.clusters == "documents":
         from .documents import cluster_documents, embed_documents, entity_clusters
-        doc_emb = timed("embed", embed_documents, texts, cfg, work, engine)
-        docs = timed("leiden", cluster_documents, texts, cfg, doc_emb)
+        doc_emb = timed("embed_documents", embed_documents, texts, cfg, work, engine)
+        docs = timed("leiden", cluster_documents, texts, cfg, doc_emb, halves=halves)
         clusters = entity_clusters(docs, linked)
     else:
-        clusters = timed("leiden", cluster_entities, linked.graph, cfg)
+        clusters = timed("leiden", cluster_entities, linked.graph, cfg, halves=halves)
     if clusters.n_clusters < 1:
         raise InputError(
             f"no cluster of at least {cfg.min_cluster_size} entities in {len(texts)} documents "
@@ -273,9 +288,9 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
         return new
     work = os.path.join(out, ".work") if out is not None else None
 
-    def timed(step: str, fn, *args):
+    def timed(step: str, fn, *args, **kwargs):
         t = time.perf_counter()
-        value = fn(*args)
+        value = fn(*args, **kwargs)
         report.timings[step] = report.timings.get(step, 0.0) + time.perf_counter() - t
         return value
 
@@ -285,7 +300,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     rows = timed("extract", extract_documents, texts, extractor, cfg, work, progress, report,
                  retry_failed, engine)
     _check_extracted(rows, work)
-    vocab = timed("embed", build_vocabulary, texts, rows, cfg)
+    vocab = timed("vocabulary", build_vocabulary, texts, rows, cfg)
     emb = timed("embed", embed_vocabulary, vocab.names, dataclasses.replace(
         cfg, entity_context="name"), work, progress, None, engine)
     graph_emb = None
@@ -297,7 +312,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
                                     else emb, cfg, work, engine, timed)
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg, tree,
                    docs)
-    quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs)
+    quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs, clusters)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key,
                               extractor=extractor, fingerprint=fingerprint, texts=texts,
                               rows=rows, vocab=vocab, linked=linked, clusters=clusters,

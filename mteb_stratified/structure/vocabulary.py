@@ -84,8 +84,11 @@ def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
     from .embed import cached_array
     from .engine import LocalEngine
 
-    engine = engine if engine is not None else LocalEngine(progress=progress)
     inputs = embedding_inputs(names, description or {}, cfg.entity_context)
+    if cfg.entity_embedding == "static":  # a lookup: no engine, no cache
+        from .embed import embed_with
+        return embed_with(inputs, cfg.embedding_model, "static")
+    engine = engine if engine is not None else LocalEngine(progress=progress)
     key = settings_hash({"model": cfg.embedding_model, "inputs": inputs})
     path = os.path.join(work, f"embeddings-{key}.npy") if work is not None else None
     return cached_array(path, lambda: engine.embed(
