@@ -25,6 +25,10 @@ exact k-NN edges (similarity >= τ) of 1,000 sampled entities, the share present
 
 Run: ``python benchmarks/bench_structure.py [--topics 50] [--sizes 10000 100000 300000 1000000]``.
 
+``--corpus FOLDER [--docs N] [--rev NAME=REV ...]`` instead times the ``structure`` command on a
+real corpus, cold, step by step, before and after, against the floors of extraction and
+embedding (:mod:`structure_corpus`).
+
 ``--compare-extractors N`` instead compares the offline extractors (spaCy noun chunks vs KeyBERT)
 on the relevant documents of NFCorpus test queries (N documents at most): entities per
 document, seconds per document, clusters, modularity, and *query purity*: for each query,
@@ -266,7 +270,21 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=900, help="seconds per size")
     p.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--compare-extractors", type=int, default=None, metavar="N")
+    c = p.add_argument_group("a real corpus (benchmarks/structure_corpus.py)")
+    c.add_argument("--corpus", default=None, metavar="FOLDER",
+                   help="time the structure command on this BEIR folder, step by step, cold")
+    c.add_argument("--docs", type=int, default=None, metavar="N",
+                   help="a corpus of N documents built from the folder")
+    c.add_argument("--rev", action="append", default=None, metavar="NAME=REV",
+                   help="a git revision to time (WORKTREE: this checkout); repeatable "
+                        "(default: after=WORKTREE)")
+    c.add_argument("--json", default=None, help="write the figures here")
     args = p.parse_args()
+    if args.corpus is not None:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from structure_corpus import main as corpus_main
+        args.rev = args.rev or ["after=WORKTREE"]
+        raise SystemExit(corpus_main(args))
     if args.one is not None:
         print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma,
                                  args.method, not args.no_split, args.leiden_batch,
