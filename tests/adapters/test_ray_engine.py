@@ -39,8 +39,10 @@ def corpus():
 def config():
     from mteb_stratified.structure.pipeline import StructureConfig
     # chunks of 8 documents: 15 units of extraction work, so a worker can be killed mid-run;
-    # bare names embedded (one embedding pass) and one Leiden run keep the builds short
-    return StructureConfig(chunk_size=8, consensus_runs=1, entity_context="name")
+    # bare names embedded (one embedding pass) and one Leiden run keep the builds short; the
+    # model itself embeds (on the workers: the static lookup runs in the driver, no engine)
+    return StructureConfig(chunk_size=8, consensus_runs=1, entity_context="name",
+                           entity_embedding="model", document_embedding="model")
 
 
 @pytest.fixture(scope="module")
