@@ -7,12 +7,12 @@ import os
 import numpy as np
 
 from .core import InputError, evaluate_arrays, from_dicts
+from .core.options import DEFAULT_MEASURES
 from .core.results import EvaluationResult
 from .io import read_qrels, read_run, read_run_arrays
 
 __all__ = ["evaluate", "DEFAULT_MEASURES"]
 
-DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "P@10", "AP@100")
 
 
 def _load(obj, reader, name: str):
