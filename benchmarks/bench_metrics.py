@@ -431,7 +431,8 @@ def print_files(files: list, start, r: int) -> list:
         if "cli before" in t:
             checks.append((f"CLI output unchanged from --cli-before at {f['size']}", f["same"]))
     if start is not None:
-        print(f"\nstart-up (fresh processes, interleaved, median of {len(start['python -c pass'])})")
+        runs = len(start["python -c pass"])
+        print(f"\nstart-up (fresh processes, interleaved, median of {runs})")
         table(["command", "median ms", "min ms"],
               [[k, f"{np.median(v) * 1e3:.0f}", f"{v.min() * 1e3:.0f}"] for k, v in start.items()])
         checks.append(("mteb-stratified --help under 100 ms",

@@ -52,9 +52,10 @@ class _Irregular(Exception):
 def _chunks(raw, size: int, refused: tuple = _BYTES) -> Iterator[bytes]:
     """The stream's bytes in chunks of whole lines (64 KiB, doubling up to about ``size``
     bytes, so a bad start is seen early; a leading BOM dropped, as the line reader drops it),
-    each checked by C-level scans (:func:`_plain`, with the ``refused`` bytes).  Reading one chunk at a time keeps memory
-    bounded (pyarrow's streaming reader reads ahead).  A read error, or a line longer than
-    ``size``, is :class:`_Irregular`: the line reader reports it."""
+    each checked by C-level scans (:func:`_plain`, with the ``refused`` bytes).  Reading one
+    chunk at a time keeps memory bounded (pyarrow's streaming reader reads ahead).  A read
+    error, or a line longer than ``size``, is :class:`_Irregular`: the line reader reports
+    it."""
     rest = b""
     first = True
     step = min(size, 1 << 16)
