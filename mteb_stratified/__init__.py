@@ -9,6 +9,7 @@ the heavy parts (mteb, torch, LLM clients) from ``mteb_stratified.adapters`` whe
 """
 
 import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
@@ -28,10 +29,15 @@ __all__ = ["evaluate", "evaluate_matrices", "evaluate_arrays", "DEFAULT_MEASURES
 
 
 def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here."""
-    if name not in _LAZY:
+    """Import a public name's module on first access and cache the name here; a submodule's
+    name imports it (``package.submodule`` works without its own import, as when this
+    ``__init__`` imported it eagerly)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     globals()[name] = value
     return value
 

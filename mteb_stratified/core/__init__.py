@@ -18,6 +18,7 @@ scipy.sparse load inside the functions that use them.
 """
 
 import importlib
+import importlib.util
 
 #: Every public name by its module, imported on first access (PEP 562 ``__getattr__`` below):
 #: ``import mteb_stratified.core`` (or one light submodule such as ``core.errors``) loads nothing
@@ -52,10 +53,15 @@ __all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "Endpoi
 
 
 def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here."""
-    if name not in _LAZY:
+    """Import a public name's module on first access and cache the name here; a submodule's
+    name imports it (``package.submodule`` works without its own import, as when this
+    ``__init__`` imported it eagerly)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     globals()[name] = value
     return value
 

@@ -10,6 +10,7 @@
 """
 
 import importlib
+import importlib.util
 
 #: The public names by module, imported on first access (PEP 562 ``__getattr__`` below), so a
 #: light submodule (``io.numbers``, ``io.outputs``) loads without numpy or the readers.
@@ -25,10 +26,15 @@ __all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text"
 
 
 def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here."""
-    if name not in _LAZY:
+    """Import a public name's module on first access and cache the name here; a submodule's
+    name imports it (``package.submodule`` works without its own import, as when this
+    ``__init__`` imported it eagerly)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     globals()[name] = value
     return value
 
