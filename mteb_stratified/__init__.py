@@ -1,19 +1,47 @@
 """mteb-stratified: tie-aware and semantically stratified retrieval evaluation for MTEB/BEIR.
 
-The top level is light: importing it loads numpy and the evaluation code only.  scipy's
-subpackages load inside the functions that use them, the stratification names of
-``mteb_stratified.core`` on first use, and the heavy parts (mteb, torch, LLM clients) from
-``mteb_stratified.adapters`` when used (tests/core/test_import_light.py checks this).
+The top level is light: ``import mteb_stratified`` loads nothing but this file; each public name
+imports its module on first use (PEP 562 ``__getattr__``), so the command line's ``--help`` and
+argument parsing start without numpy.  ``mteb_stratified.evaluate`` and the core names load
+numpy and the evaluation code; scipy's subpackages load inside the functions that use them, and
+the heavy parts (mteb, torch, LLM clients) from ``mteb_stratified.adapters`` when used
+(tests/core/test_import_light.py checks this).
 """
 
-from .api import DEFAULT_MEASURES, evaluate
-from .core import (AP, RR, ConfidenceInterval, EvaluationResult, InputError, Measure,
-                   MeasureResult, P, R, Success, TieAwareValue, evaluate_arrays, evaluate_matrices,
-                   nDCG, parse_measure, parse_measures)
+import importlib
+import importlib.util
 
 __version__ = "0.1.0"
+
+#: The public names by the module that defines them, imported on first access.
+_LAZY_MODULES = {
+    "api": ("evaluate", "DEFAULT_MEASURES"),
+    "core": ("evaluate_matrices", "evaluate_arrays", "parse_measure", "parse_measures",
+             "Measure", "nDCG", "RR", "R", "P", "AP", "Success", "EvaluationResult",
+             "MeasureResult", "TieAwareValue", "ConfidenceInterval", "InputError"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 __all__ = ["evaluate", "evaluate_matrices", "evaluate_arrays", "DEFAULT_MEASURES",
            "parse_measure", "parse_measures", "Measure", "nDCG", "RR", "R", "P", "AP", "Success",
            "EvaluationResult", "MeasureResult", "TieAwareValue", "ConfidenceInterval",
            "InputError", "__version__"]
+
+
+def __getattr__(name: str):
+    """Import a public name's module on first access and cache the name here; a submodule's
+    name imports it (``package.submodule`` works without its own import, as when this
+    ``__init__`` imported it eagerly)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The module's names, the lazy ones included (for completion and ``help``)."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -7,12 +7,12 @@ import os
 import numpy as np
 
 from .core import InputError, evaluate_arrays, from_dicts
+from .core.options import DEFAULT_MEASURES
 from .core.results import EvaluationResult
-from .io import read_qrels, read_run, read_run_arrays
+from .io.files import read_judgments, read_run, read_run_arrays
 
 __all__ = ["evaluate", "DEFAULT_MEASURES"]
 
-DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "P@10", "AP@100")
 
 
 def _load(obj, reader, name: str):
@@ -54,7 +54,8 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     >>> res["RR@10"].expected, res["RR@10"].min, res["RR@10"].max
     (0.75, 0.5, 1.0)
     """
-    qrels_d, qname = _load(qrels, read_qrels, "qrels")
+    # a qrels file is read as columns (Judgments, a Mapping) that the run join reads directly
+    qrels_d, qname = _load(qrels, read_judgments, "qrels")
     if isinstance(run, (str, os.PathLike)):  # streamed: the run never exists as dicts
         arrays, left_out = read_run_arrays(run, qrels_d, missing=missing, qrels_name=qname)
     else:

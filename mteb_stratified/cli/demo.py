@@ -13,6 +13,7 @@ import argparse
 import os
 import time
 
+from . import summary
 from ._args import HelpFormatter, int_at_least
 
 DEMO_MEASURES = ("nDCG@10", "RR@10", "R@100", "P@10", "AP@100")
@@ -23,7 +24,7 @@ LEGEND = ("expected = mean over every order of the tied documents; min / max = t
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("demo", help="BM25 on bundled NFCorpus, tie-aware table",
+    p = subparsers.add_parser("demo", help=summary(__name__),
                               description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("-o", "--out", default="mteb-stratified-demo", metavar="DIR",
                    help="folder for the two run files (default: mteb-stratified-demo)")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..api import DEFAULT_MEASURES, evaluate
-from ..core.arrays import MAX_GRADE
-from ..core.evaluate import IDEALS, OBLIVIOUS_ORDERS
+from ..core.options import DEFAULT_MEASURES, IDEALS, MAX_GRADE, OBLIVIOUS_ORDERS
+from . import summary
 from ._args import int_at_least, print_json
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "evaluate", help="tie-aware evaluation of a run against qrels",
+        "evaluate", help=summary(__name__),
         description="Expected, min, max, oblivious, range and bias of each measure over all "
                     "orders of tied scores. Files: TREC run / TREC qrels / BEIR qrels TSV / "
                     "JSON dicts, optionally gzip-compressed.")
@@ -47,8 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..api import evaluate  # numpy and the readers load here, after the arguments parsed
     from ..core import parse_measures
-
     from ..io.beir import qrels_file
 
     parse_measures(args.measures)  # a wrong name fails before any file is read

@@ -28,12 +28,13 @@ from ..core import DEFAULT_N_MIN
 from ..generation.loop import DEFAULT_MSC_SHARE
 from ..core.rng import MAX_SEED
 from ..io.outputs import output_dir
+from . import summary
 from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least, print_json
 from ._strata_args import endpoint_settings, notify
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("generate", help="generate verified queries for uncovered strata",
+    p = subparsers.add_parser("generate", help=summary(__name__),
                               description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("--dataset", required=True, metavar="DIR_OR_TASK",
                    help="BEIR folder (corpus, queries, qrels) or a bundled dataset (nfcorpus)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import summary
+
 
 def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     from ..adapters.mteb.results import COLUMNS, DEFAULT_COLUMNS
@@ -37,7 +39,7 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     return _configure(subparsers.add_parser(
-        "leaderboard", help="tie-aware leaderboard (CSV + Markdown) from an MTEB results folder",
+        "leaderboard", help=summary(__name__),
         description="Models x tasks: the main metric's expected value, range and bias, and the "
                     "corpus-weighted stratified estimate when the results carry strata; sorted "
                     "by expected score; says when the ranking by the oblivious (stock MTEB) "

@@ -1,5 +1,6 @@
 """``mteb-stratified``: a thin front end. Each subcommand lives in its own module; a command
-imports only its own module (a fast start), ``--help`` all of them.
+imports only its own module (a fast start), and ``--help``, ``--version`` and a usage error
+without a command import none (the summaries come from :data:`~.COMMANDS`).
 
 Bad input (:class:`InputError`, a missing file, a missing optional extra) and a server that did
 not answer (:class:`EndpointError`: down, overloaded, refusing) print one clear message and
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 import warnings
 
 from ..core.errors import EndpointError, InputError, InputWarning
+from . import COMMANDS
 
 #: Subcommand modules; each defines ``add_parser(subparsers)`` and ``run(args) -> int``.
 SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboard",
@@ -22,15 +25,19 @@ SUBCOMMANDS = ("evaluate", "demo", "precision_sweep", "mteb_wrapper", "leaderboa
 _MODULE_OF = {"mteb": "mteb_wrapper"}
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every subcommand, or only of ``command`` when that names one: a command
-    then starts without importing the other subcommands' modules."""
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(
         prog="mteb-stratified",
         description="Tie-aware and semantically stratified retrieval evaluation for MTEB/BEIR.")
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"mteb-stratified {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or only of ``command`` when that names one: a command
+    then starts without importing the other subcommands' modules."""
+    parser, sub = _top_parser()
     module = None if command is None else _MODULE_OF.get(command, command.replace("-", "_"))
     only = module in SUBCOMMANDS
     for name in (module,) if only else SUBCOMMANDS:
@@ -46,9 +53,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with each subcommand's name and summary only: what ``--help``,
+    ``--version`` and a usage error without a command need, with no subcommand module imported
+    (``format_help`` is :func:`build_parser`'s, tests/cli/test_main_imports.py checks it)."""
+    parser, sub = _top_parser()
+    for name in SUBCOMMANDS:
+        if importlib.util.find_spec(f"{__package__}.{name}") is not None:  # shipped in this build
+            sub.add_parser(COMMANDS[name][0], help=COMMANDS[name][1])
+    return parser
+
+
+def _parser_for(argv: list) -> argparse.ArgumentParser:
+    """The parser ``argv`` needs: its command's alone, every command's when a command comes
+    later (``--x evaluate``: the usage error is the full parser's), else the summaries."""
+    names = {command for command, _ in COMMANDS.values()}
+    if argv and argv[0] in names:
+        return build_parser(argv[0])
+    if any(arg in names for arg in argv):
+        return build_parser()
+    return summary_parser()
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv else None)
+    parser = _parser_for(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)

@@ -24,6 +24,8 @@ import json
 import os
 import sys
 
+from . import summary
+
 DATA_DIR_ENV = "MTEB_STRATIFIED_DATA_DIR"
 
 
@@ -38,7 +40,7 @@ def _extra_parser() -> argparse.ArgumentParser:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "mteb", help="run mteb's CLI with the tie-aware tasks registered",
+        "mteb", help=summary(__name__),
         description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter,
         prefix_chars="+")  # every dash-option belongs to mteb (or to our extras, parsed in run)
     p.add_argument("mteb_args", nargs=argparse.REMAINDER,

@@ -15,6 +15,7 @@ import time
 from ..adapters.precision.models import MODEL_KINDS as KINDS
 from ..adapters.precision.regimes import REGIME_NAMES
 from ..core.errors import InputError
+from . import summary
 from ._args import int_at_least
 
 REGIME_HELP = ", ".join(REGIME_NAMES)
@@ -27,7 +28,7 @@ RERANK_QUERIES, MAX_LENGTH, ACTIVATION = 20, 256, "softmax"
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "precision-sweep", help="audit what each precision regime (fp32/bf16/fp16 ± HPS) costs",
+        "precision-sweep", help=summary(__name__),
         description="Scores a task under each precision regime and prints one table, a row per "
                     "regime: tie-aware E[nDCG@10], oblivious nDCG@10, range and bias (also for "
                     "RR@10 = MRR@10 and R@100), tie statistics, Spearman/Kendall correlation "

@@ -19,12 +19,13 @@ import os
 
 from ..core import InputError
 from ..io.outputs import atomic_write, output_file
+from . import summary
 from ._args import HelpFormatter
 from ._strata_args import add_common, check_options, load_context
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("report", help="stratified HTML report + Markdown summary",
+    p = subparsers.add_parser("report", help=summary(__name__),
                               description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("results", nargs="+", metavar="SYSTEM",
                    help="[NAME=]PATH: an mteb output folder, a TaskResult JSON, a per-query "

@@ -30,12 +30,13 @@ import shutil
 
 from ..core import InputError
 from ..io.outputs import atomic_write, dumps_json, output_dir, safe_name
+from . import summary
 from ._args import HelpFormatter
 from ._strata_args import add_common, check_options, load_context
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("stratify", help="add a strata block to MTEB results JSON files",
+    p = subparsers.add_parser("stratify", help=summary(__name__),
                               description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="TaskResult JSON files or mteb --output-folder folders")

@@ -21,11 +21,12 @@ import sys
 from ..core.errors import InputError
 from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
 from ..io.outputs import output_dir
+from . import summary
 from ._args import add_llm_endpoint, float_in, int_at_least, print_json
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "structure", help="map a corpus: entities, entity graph, Leiden clusters",
+        "structure", help=summary(__name__),
         description="Extract entities from every document, link similar entities (k-NN over "
                     "embeddings), cluster them with Leiden and write the structure artifact "
                     "(metadata.json + JSONL.gz tables). Rerun the same command to resume. "

@@ -7,26 +7,31 @@
 * stratification: ``cells`` (the cell encoding and level names: their one owner), ``strata``
   (primary cluster, Δ, J, Bins), ``per_query`` (PerQuery), ``estimators``, ``coverage`` (MSC,
   SCC), ``stability`` (winners and flips), ``chance`` (permutation tests, Holm);
-* ``errors`` (InputError, EndpointError), ``rng`` (random generators), ``precision`` (the
-  bf16/fp16 grids and the one dtype table).
+* ``errors`` (InputError, EndpointError), ``options`` (the evaluation's option values and
+  bounds, no numpy), ``rng`` (random generators), ``precision`` (the bf16/fp16 grids and the
+  one dtype table).
 
 Nothing here imports torch, mteb, igraph or any other heavy package; tests enforce it.  Importing
-the package loads only what evaluation needs; the stratification names load on first use, and
-scipy.stats / scipy.sparse inside the functions that use them.
+the package loads nothing: every name loads its module on first use (the evaluation names
+numpy and the evaluation code, the stratification names more), and scipy.stats /
+scipy.sparse load inside the functions that use them.
 """
 
 import importlib
+import importlib.util
 
-from .arrays import RankingArrays, from_dicts, from_matrices
-from .errors import EndpointError, EndpointUnreachable, InputError
-from .evaluate import IDEALS, OBLIVIOUS_ORDERS, evaluate_arrays, evaluate_matrices
-from .measures import (AP, MEASURE_NAMES, RR, Measure, P, R, Success, nDCG, parse_measure,
-                       parse_measures)
-from .results import ConfidenceInterval, EvaluationResult, MeasureResult, TieAwareValue
-
-#: The stratification names by module, imported on first use (PEP 562 ``__getattr__`` below):
-#: evaluating a run never needs them, so ``import mteb_stratified`` does not pay for them.
+#: Every public name by its module, imported on first access (PEP 562 ``__getattr__`` below):
+#: ``import mteb_stratified.core`` (or one light submodule such as ``core.errors``) loads nothing
+#: else, so the command line parses its arguments without numpy, and evaluating a run never
+#: pays for the stratification names.
 _LAZY_MODULES = {
+    "arrays": ("RankingArrays", "from_dicts", "from_matrices"),
+    "errors": ("EndpointError", "EndpointUnreachable", "InputError"),
+    "evaluate": ("evaluate_arrays", "evaluate_matrices"),
+    "options": ("IDEALS", "OBLIVIOUS_ORDERS"),
+    "measures": ("AP", "MEASURE_NAMES", "RR", "Measure", "P", "R", "Success", "nDCG",
+                 "parse_measure", "parse_measures"),
+    "results": ("ConfidenceInterval", "EvaluationResult", "MeasureResult", "TieAwareValue"),
     "strata": ("DEFAULT_BINS", "Bins", "ClusterWeights", "ExcludedQuery", "QueryStrata",
                "document_dispersion", "stratify"),
     "estimators": ("Estimate", "PairedComparison", "StratifiedDesign", "StratumTable",
@@ -37,19 +42,26 @@ _LAZY_MODULES = {
     "stability": ("StabilityReport", "decision_stability"),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
+_STRATIFICATION = ("strata", "estimators", "coverage", "stability")
 
 __all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "EndpointError",
            "EndpointUnreachable", "evaluate_arrays", "evaluate_matrices", "evaluate_dicts",
            "IDEALS", "OBLIVIOUS_ORDERS", "Measure", "parse_measure", "parse_measures",
            "MEASURE_NAMES", "nDCG", "RR", "R", "P", "AP", "Success", "EvaluationResult",
-           "MeasureResult", "TieAwareValue", "ConfidenceInterval", *_LAZY]
+           "MeasureResult", "TieAwareValue", "ConfidenceInterval",
+           *(n for m in _STRATIFICATION for n in _LAZY_MODULES[m])]
 
 
 def __getattr__(name: str):
-    """Import a stratification name's module on first access and cache the name here."""
-    if name not in _LAZY:
+    """Import a public name's module on first access and cache the name here; a submodule's
+    name imports it (``package.submodule`` works without its own import, as when this
+    ``__init__`` imported it eagerly)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     globals()[name] = value
     return value
 
@@ -59,11 +71,14 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-def evaluate_dicts(qrels, run, measures, *, missing: str = "skip", **options) -> EvaluationResult:
+def evaluate_dicts(qrels, run, measures, *, missing: str = "skip", **options):
     """Tie-aware evaluation of pytrec_eval-style dicts ``{qid: {docid: grade/score}}``.
 
     ``missing="zero"`` scores qrels queries absent from the run as 0 (``trec_eval -c``).
     Options as :func:`evaluate_arrays`.
     """
+    from .arrays import from_dicts
+    from .evaluate import evaluate_arrays
+
     arrays, left_out = from_dicts(qrels, run, missing=missing)
     return evaluate_arrays(arrays, measures, left_out=left_out, **options)

@@ -27,6 +27,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
+from .options import MAX_GRADE
 
 __all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "assemble", "Column",
            "pad_judged", "MAX_GRADE"]
@@ -34,9 +35,6 @@ __all__ = ["RankingArrays", "from_dicts", "from_blocks", "from_matrices", "assem
 PAD_GRADE = -np.inf
 _CHECK_ENTRIES = 2 ** 18  # entries per block of the input checks (their temporaries stay small)
 
-#: The largest absolute relevance grade accepted anywhere (files, dicts, arrays): ``2**1000`` is
-#: about 1e301, so exp-log2 gains (``2**g - 1``) and their sums over a ranking stay finite.
-MAX_GRADE = 1000
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,13 +32,12 @@ from .arrays import RankingArrays, from_matrices, pad_judged
 from .errors import InputError
 from .kernels import GAIN_KERNEL, at_cutoffs, discount, gain, top_window, trec_eval_sort_key
 from .measures import Measure, parse_measures
+from .options import IDEALS, OBLIVIOUS_ORDERS
 from .results import EvaluationResult, MeasureResult
 from .walk import KERNELS, compiled_available, compiled_evaluate, numpy_walk
 
 __all__ = ["evaluate_arrays", "evaluate_matrices", "OBLIVIOUS_ORDERS", "IDEALS"]
 
-OBLIVIOUS_ORDERS = ("trec_eval", "input")
-IDEALS = ("qrels", "candidates")
 #: Entries (rows × candidates) per chunk: the large temporaries stay a few MiB.
 CHUNK_ENTRIES = 2 ** 18
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from .arrays import MAX_GRADE
+from .options import MAX_GRADE
 from .errors import InputError
 
 __all__ = ["Measure", "MeasureFamily", "FAMILIES", "parse_measure", "parse_measures",

@@ -1,6 +1,6 @@
 """The fast path of the TREC run readers (:func:`~mteb_stratified.io.files.read_run_arrays`,
-:func:`~mteb_stratified.io.files.read_run`): pyarrow's C CSV reader and vectorised checks, with
-no per-line Python code.
+:func:`~mteb_stratified.io.files.read_run`) and of the qrels reader (:func:`qrels_table`):
+pyarrow's C CSV reader and vectorised checks, with no per-line Python code.
 
 It reads *plain* TREC runs only: UTF-8, fields separated by one space, lines ending in ``\\n``
 or ``\\r\\n``, exactly 6 non-empty fields, every score in the :data:`~.files.NUMBER` grammar and
@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.arrays import MAX_GRADE, Column, assemble
 from ..core.errors import InputError
+from ._judgments import Judgments
 
 #: Tests set this to False to force the line reader (the reference).
 ENABLED = True
@@ -34,19 +35,27 @@ _BLOCK_BYTES = 1 << 22
 _BOM = b"\xef\xbb\xbf"
 # Bytes the line reader splits on (or keeps) where pyarrow would not; a lone '\r' is one too.
 _BYTES = (b"\t", b"\x0b", b"\x0c", b"\x00")
+# ... in BEIR qrels, whose fields are tab-separated and stripped of whitespace
+_BEIR_BYTES = (b" ", b"\x0b", b"\x0c", b"\x00")
 _COLUMNS = ["q", "x", "d", "r", "s", "t"]
+#: The columns of TREC qrels (``qid iteration docid grade``) and of BEIR qrels TSV.
+_QRELS_COLUMNS = {"trec": ["q", "x", "d", "g"], "beir": ["q", "d", "g"]}
+#: A grade pyarrow reads as the line reader does: an integer without sign or fraction (others
+#: go to the line reader).
+_GRADE = "^-?[0-9]{1,18}$"
 
 
 class _Irregular(Exception):
     """The file is not plain: hand over to the line reader."""
 
 
-def _chunks(raw, size: int) -> Iterator[bytes]:
+def _chunks(raw, size: int, refused: tuple = _BYTES) -> Iterator[bytes]:
     """The stream's bytes in chunks of whole lines (64 KiB, doubling up to about ``size``
     bytes, so a bad start is seen early; a leading BOM dropped, as the line reader drops it),
-    each checked by C-level scans (:func:`_plain`).  Reading one chunk at a time keeps memory
-    bounded (pyarrow's streaming reader reads ahead).  A read error, or a line longer than
-    ``size``, is :class:`_Irregular`: the line reader reports it."""
+    each checked by C-level scans (:func:`_plain`, with the ``refused`` bytes).  Reading one
+    chunk at a time keeps memory bounded (pyarrow's streaming reader reads ahead).  A read
+    error, or a line longer than ``size``, is :class:`_Irregular`: the line reader reports
+    it."""
     rest = b""
     first = True
     step = min(size, 1 << 16)
@@ -61,7 +70,7 @@ def _chunks(raw, size: int) -> Iterator[bytes]:
             data = data[len(_BOM):] if data.startswith(_BOM) else data
         if not data:
             if rest:
-                yield _plain(rest)  # the last line, without a line ending
+                yield _plain(rest, refused)  # the last line, without a line ending
             return
         end = data.rfind(b"\n") + 1
         if not end:
@@ -69,17 +78,17 @@ def _chunks(raw, size: int) -> Iterator[bytes]:
             if len(rest) > size:  # no run line is this long: the line reader says so
                 raise _Irregular
             continue
-        yield _plain(rest + data[:end] if rest else data[:end])
+        yield _plain(rest + data[:end] if rest else data[:end], refused)
         rest = data[end:]
 
 
-def _plain(chunk: bytes) -> bytes:
+def _plain(chunk: bytes, refused: tuple = _BYTES) -> bytes:
     """``chunk`` (whole lines), unless a byte the line reader splits on or keeps where pyarrow
-    would not (tab, vertical tab, form feed, NUL, a lone CR) or bad UTF-8 makes it
-    :class:`_Irregular`.  Empty fields (runs of spaces, a leading or trailing space) and
+    would not (``refused``: tab, vertical tab, form feed, NUL for runs; a lone CR) or bad UTF-8
+    makes it :class:`_Irregular`.  Empty fields (runs of spaces, a leading or trailing space) and
     comment lines are seen in the columns instead (:func:`_scan`): scans for byte pairs are
     slow."""
-    if any(b in chunk for b in _BYTES):
+    if any(b in chunk for b in refused):
         raise _Irregular
     if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
         raise _Irregular
@@ -91,26 +100,27 @@ def _plain(chunk: bytes) -> bytes:
     return chunk
 
 
-def _parse(pa, chunk: bytes) -> list:
-    """The record batches of a chunk of run lines, parsed by pyarrow's C CSV reader: ids as
-    bytes, scores as float64 (no null spellings: an empty or non-numeric score is an error);
-    a chunk of blank lines has none."""
+def _parse(pa, chunk: bytes, columns: list = _COLUMNS, delimiter: str = " ") -> list:
+    """The record batches of a chunk of run lines (or qrels lines: ``columns``, ``delimiter``),
+    parsed by pyarrow's C CSV reader: ids as bytes, scores as float64 (no null spellings: an
+    empty or non-numeric score is an error); a chunk of blank lines has none."""
     from pyarrow import csv
 
     try:
         table = csv.read_csv(
             pa.BufferReader(chunk),
-            read_options=csv.ReadOptions(column_names=_COLUMNS, use_threads=False,
+            read_options=csv.ReadOptions(column_names=columns, use_threads=False,
                                          block_size=len(chunk) + 1),
-            parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+            parse_options=csv.ParseOptions(delimiter=delimiter, quote_char=False,
+                                           double_quote=False,
                                            escape_char=False, newlines_in_values=False),
             convert_options=csv.ConvertOptions(
                 strings_can_be_null=False, check_utf8=False,
-                column_types={c: pa.float64() if c == "s" else pa.binary() for c in _COLUMNS},
+                column_types={c: pa.float64() if c == "s" else pa.binary() for c in columns},
                 null_values=[]))
     except pa.ArrowInvalid:
         if chunk.strip():
-            raise _Irregular from None  # not 6 fields on every line
+            raise _Irregular from None  # not 6 (qrels: 4 or 3) fields on every line
         return []
     return table.to_batches()
 
@@ -135,11 +145,13 @@ def _batches(pa, raw) -> Iterator:
 
 
 class _Join:
-    """The run joined with the qrels one block of complete queries at a time, as
-    :func:`~mteb_stratified.core.arrays.from_blocks` joins them."""
+    """The run joined with the qrels (:class:`~._judgments.Judgments`: doc ids as one pyarrow id
+    table, grades as an array) one block of complete queries at a time, as
+    :func:`~mteb_stratified.core.arrays.from_blocks` joins them; the ids stay pyarrow arrays and
+    integer codes throughout."""
 
-    def __init__(self, qrels: Mapping) -> None:
-        self.qrels = qrels
+    def __init__(self, judgments: Judgments) -> None:
+        self.qrels = judgments
         self.run_qids: dict = {}
         self.qids: list = []
         self.sizes: list = []
@@ -148,22 +160,16 @@ class _Join:
         self.judged: list = []  # judged grades of the kept rows, in row order
         self.counts: list = []
 
-    def grades(self, names: list) -> tuple:
-        """The judgments of these queries: their dicts, grades as ``_judged`` reads them
-        (float64, finite, within MAX_GRADE; anything else is for the line reader to report) and
+    def grades(self, pa, names: list) -> tuple:
+        """The judgments of these queries: doc ids, grades as ``_judged`` reads them (float64,
+        finite, within MAX_GRADE; anything else is for the line reader to report) and
         counts."""
-        rels = [self.qrels[q] for q in names]
-        counts = np.fromiter(map(len, rels), dtype=np.int64, count=len(rels))
-        try:
-            values = np.fromiter(itertools.chain.from_iterable(r.values() for r in rels),
-                                 dtype=np.float64, count=int(counts.sum()))
-        except (TypeError, ValueError, OverflowError):
-            raise _Irregular from None
+        docs, values, counts = self.qrels.rows(pa, names)
         if not (np.isfinite(values).all() and (np.abs(values) <= MAX_GRADE).all()):
             raise _Irregular
         self.judged.append(values)
         self.counts.append(counts)
-        return rels, values, counts
+        return docs, values, counts
 
     def add(self, pa, pc, d, scores: np.ndarray, starts: np.ndarray, names: list) -> None:
         """Join the lines of complete queries: doc ids ``d`` (pyarrow binary), their scores,
@@ -177,7 +183,7 @@ class _Join:
         width = len(enc.dictionary)
         rank = np.empty(width, dtype=np.int64)
         rank[_numpy(pc.sort_indices(enc.dictionary), np.uint64)] = np.arange(width)
-        key = row * width + rank[_numpy(pc.cast(enc.indices, pa.int64()), np.int64)]
+        key = row * width + rank[_numpy(enc.indices, np.int32)]
         order = np.argsort(key)
         key = key[order]
         if (key[1:] == key[:-1]).any():
@@ -185,16 +191,13 @@ class _Join:
         tiebreak = np.empty(n, dtype=np.int64)
         tiebreak[order] = np.arange(n)
         tiebreak -= starts[row]
-        kept = np.fromiter((q in self.qrels for q in names), dtype=bool, count=len(names))
+        index = self.qrels.index
+        kept = np.fromiter((q in index for q in names), dtype=bool, count=len(names))
         if not kept.any():
             return
         kept_names = [q for q, k in zip(names, kept) if k]
-        rels, values, counts = self.grades(kept_names)
+        docs, values, counts = self.grades(pa, kept_names)
         grades = np.full(n, -np.inf)
-        try:
-            docs = _binary(pa, itertools.chain.from_iterable(rels))
-        except (pa.ArrowException, TypeError, UnicodeError, AttributeError):
-            raise _Irregular from None  # ids a file cannot hold: the line reader matches none
         found_in = pc.index_in(docs, value_set=enc.dictionary)  # int32, null when absent
         code = np.where(_numpy(pc.cast(pc.is_valid(found_in), pa.uint8()), np.uint8),
                         _numpy(found_in, np.int32, nulls=True), -1).astype(np.int64)
@@ -210,7 +213,7 @@ class _Join:
         self.qids += kept_names
         self.sizes.append(sizes[kept])
 
-    def finish(self, missing: str) -> tuple | None:
+    def finish(self, pa, missing: str) -> tuple | None:
         """``(RankingArrays, left_out)``, or None where from_blocks raises (the line reader
         then gives its error)."""
         if not self.run_qids or not self.qids:
@@ -219,7 +222,7 @@ class _Join:
         only_qrels = sorted(q for q in self.qrels if q not in self.run_qids)
         qids = list(self.qids)
         if missing == "zero" and only_qrels:
-            self.grades(only_qrels)
+            self.grades(pa, only_qrels)
             qids += only_qrels
             self.sizes.append(np.zeros(len(only_qrels), dtype=np.int64))
         return assemble(qids, np.concatenate(self.sizes), self.columns,
@@ -249,16 +252,6 @@ def _arrow(pa, values: np.ndarray):
     import pandas, see :func:`_numpy`)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
-
-
-def _binary(pa, texts):
-    """Python strings as a pyarrow binary array of their UTF-8 bytes (built from buffers, see
-    :func:`_arrow`); a string UTF-8 cannot hold raises UnicodeError."""
-    data = [t.encode("utf-8") for t in texts]
-    offsets = np.zeros(len(data) + 1, dtype=np.int32)
-    np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=offsets[1:])
-    return pa.Array.from_buffers(pa.binary(), len(data),
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
 def _scores(column) -> np.ndarray:
@@ -330,14 +323,22 @@ def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | N
     """
     if not ENABLED or missing not in ("skip", "zero"):
         return None
-    qrels = {q: d for q, d in qrels.items() if d}
-    if not qrels:
+    try:
+        import pyarrow as pa
+    except ImportError:
         return None
-    join = _Join(qrels)
+    try:
+        judgments = Judgments.from_mapping(pa, qrels)
+    except (TypeError, ValueError, OverflowError, UnicodeError, AttributeError,
+            pa.ArrowException):
+        return None  # grades or ids a file cannot hold: the line reader says what it makes of them
+    if not judgments:
+        return None
+    join = _Join(judgments)
     if not _scan(open_binary, join.add):
         return None
     try:
-        return join.finish(missing)
+        return join.finish(pa, missing)
     except _Irregular:  # a qrels-only query's grades: the line reader reports them
         return None
 
@@ -358,3 +359,97 @@ def run_dict(open_binary: Callable) -> dict | None:
                 raise _Irregular  # a document listed twice for a query
 
     return run if _scan(open_binary, take) and run else None
+
+
+def _qrels_kind(chunk: bytes) -> tuple | None:
+    """``(kind, header)`` of a qrels file whose first chunk is ``chunk``, as
+    :func:`~.files.read_qrels` decides them from the first line: ``"beir"`` (3 tab-separated
+    fields; ``header`` when the third is not a number) or ``"trec"``; None where the line
+    reader must decide (a leading blank or ``#`` line, JSON, or not one of the two)."""
+    from .numbers import NUMBER
+
+    first = chunk.split(b"\n", 1)[0]
+    first = first[:-1] if first.endswith(b"\r") else first
+    if not first or first.startswith((b"#", b"{")):
+        return None
+    if b"\t" not in first:
+        return "trec", False
+    tabs = first.split(b"\t")
+    if len(tabs) != 3 or b" " in first:
+        return None
+    return "beir", NUMBER.fullmatch(tabs[2].decode("utf-8", "replace")) is None
+
+
+def _qrels_columns(pa, pc, raw) -> tuple:
+    """The qid, doc id and grade columns of a plain qrels stream (see :func:`qrels_table`)."""
+    chunks = _chunks(raw, _BLOCK_BYTES, ())
+    first = next(chunks, b"")
+    kind = _qrels_kind(first)
+    if kind is None:
+        raise _Irregular
+    if kind[1]:  # the BEIR header line
+        first = first.split(b"\n", 1)[1] if b"\n" in first else b""
+    columns, delimiter = _QRELS_COLUMNS[kind[0]], "\t" if kind[0] == "beir" else " "
+    refused = _BEIR_BYTES if kind[0] == "beir" else _BYTES
+    q, d, g = [], [], []
+    for chunk in itertools.chain([first], chunks):
+        if any(b in chunk for b in refused):  # (_chunks checked line endings and UTF-8)
+            raise _Irregular
+        for batch in _parse(pa, chunk, columns, delimiter):
+            for name in columns:  # an empty field: whitespace the line reader splits on
+                if pc.min(pc.binary_length(batch.column(name))).as_py() == 0:
+                    raise _Irregular
+            grade = batch.column("g")
+            if not pc.all(pc.match_substring_regex(grade, _GRADE)).as_py():
+                raise _Irregular
+            q.append(batch.column("q"))
+            d.append(batch.column("d"))
+            g.append(_numpy(pc.cast(pc.cast(grade, pa.string()), pa.int64()), np.int64))
+    if not q:
+        raise _Irregular  # no judgment: the line reader says so
+    return pa.concat_arrays(q), pa.concat_arrays(d), np.concatenate(g)
+
+
+def qrels_table(open_binary: Callable) -> Judgments | None:
+    """The :class:`~._judgments.Judgments` of a plain qrels file, as
+    :func:`~.files.read_qrels` reads it; None when pyarrow is missing or the file is not plain
+    (the caller then runs the line reader, which reports errors and warnings).
+
+    Plain: TREC qrels with fields separated by one space (4 per line), or BEIR qrels TSV with
+    one tab (3 per line, an optional header, no space anywhere), UTF-8, lines ending in
+    ``\\n`` or ``\\r\\n``, no comment line, every grade an integer within ``±MAX_GRADE``
+    without sign or fraction, no (query, document) judged twice (a repeat is a warning or an
+    error of the line reader).  The ids never become Python objects: the doc ids stay one
+    pyarrow id table, and only the query ids are decoded.
+    """
+    if not ENABLED:
+        return None
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    try:
+        raw = open_binary()
+    except (InputError, OSError):
+        return None
+    try:
+        q, d, grades = _qrels_columns(pa, pc, raw)
+        if (np.abs(grades) > MAX_GRADE).any():
+            raise _Irregular
+        qenc, denc = pc.dictionary_encode(q), pc.dictionary_encode(d)
+        qids = qenc.dictionary.cast(pa.string()).to_pylist()  # in order of first appearance
+        if any(qid.startswith("#") for qid in qids):
+            raise _Irregular  # a TREC comment, or a BEIR '#' query: the line reader decides
+        qcode = _numpy(qenc.indices, np.int32).astype(np.int64)
+        pair = np.sort(qcode * len(denc.dictionary) + _numpy(denc.indices, np.int32))
+        if (pair[1:] == pair[:-1]).any():
+            raise _Irregular  # a judgment given twice
+        order = np.argsort(qcode, kind="stable")
+        starts = np.zeros(len(qids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(qcode, minlength=len(qids)), out=starts[1:])
+        return Judgments(qids, starts, d.take(_arrow(pa, order)), grades[order])
+    except (_Irregular, pa.ArrowException):
+        return None
+    finally:
+        raw.close()

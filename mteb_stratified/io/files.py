@@ -89,17 +89,19 @@ import re
 import stat
 import warnings
 import zlib
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from ..core.arrays import from_blocks, from_dicts
 from ..core.errors import InputError, InputWarning
-from ._vectorised import run_arrays as _fast_run_arrays, run_dict as _fast_run_dict
+from ._judgments import Judgments
+from ._vectorised import qrels_table as _fast_qrels, run_arrays as _fast_run_arrays
+from ._vectorised import run_dict as _fast_run_dict
 from .numbers import INTEGER, NUMBER, NUMBER_BYTES, json_number, parse_grade, parse_number
 from .outputs import atomic_write
 
-__all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text",
+__all__ = ["read_run", "read_run_arrays", "read_qrels", "read_judgments", "write_run", "open_text",
            "numbered_lines", "read_bytes", "utf8_error", "parse_json", "GZIP_RATIO",
            "GZIP_FLOOR_BYTES", "GZIP_RATIO_ENV", "NUMBER", "INTEGER"]
 
@@ -551,8 +553,26 @@ def read_run_arrays(path: "str | os.PathLike", qrels: dict, *, missing: str = "s
 
 
 def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
-    """Read TREC qrels, BEIR qrels TSV or JSON qrels into ``{qid: {docid: grade}}``."""
+    """Read TREC qrels, BEIR qrels TSV or JSON qrels into ``{qid: {docid: grade}}``; a plain
+    TREC or BEIR file goes through pyarrow's C reader (:mod:`._vectorised`), any other through
+    the line reader."""
+    judgments = read_judgments(path, max_gzip_ratio=max_gzip_ratio)
+    return judgments.to_dict() if isinstance(judgments, Judgments) else judgments
+
+
+def read_judgments(path: "str | os.PathLike", *,
+                   max_gzip_ratio: float | None = None) -> Mapping[str, dict]:
+    """:func:`read_qrels`' judgments, kept as columns where the vectorised reader takes the file
+    (:class:`~._judgments.Judgments`: a read-only Mapping equal to that dict, whose doc ids stay
+    one pyarrow id table for :func:`read_run_arrays`' join), else the line reader's dict."""
     path = os.fspath(path)
+    fast = _fast_qrels(lambda: _open_binary(path, max_gzip_ratio))
+    return fast if fast is not None else _read_qrels_lines(path, max_gzip_ratio)
+
+
+def _read_qrels_lines(path: str, max_gzip_ratio: float | None) -> dict:
+    """The line reader of qrels: the reference of what a file means, with every error and
+    warning."""
     lines = _raw_lines(path, False, max_gzip_ratio)
     head = []  # the '#' lines before the first data line: comments, unless the file is BEIR
     for body in lines:
@@ -609,7 +629,7 @@ def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None
         warnings.warn(InputWarning(
             f"{len(repeats)} judgment line(s) repeat an earlier line exactly (the first: line "
             f"{first} repeats line {of}); each is kept once, as trec_eval keeps it", source=path,
-            line=first, fix="drop the repeated lines to silence this"), stacklevel=2)
+            line=first, fix="drop the repeated lines to silence this"), stacklevel=4)
     if not qrels:
         raise InputError("no judgments (only a header)", source=path,
                          fix="give at least one judgment line")

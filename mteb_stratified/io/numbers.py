@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..core.arrays import MAX_GRADE
+from ..core.options import MAX_GRADE
 from ..core.errors import InputError
 
 __all__ = ["NUMBER", "INTEGER", "NUMBER_FIX", "parse_number", "parse_grade", "parse_integer",

@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-from mteb_stratified.cli.main import SUBCOMMANDS, build_parser, main
+from mteb_stratified.cli.main import SUBCOMMANDS, build_parser, main, summary_parser
 from tests.core.test_import_light import heavy_after
 
 
@@ -21,6 +21,30 @@ def test_help_loads_nothing_heavy(argv, shown):
     heavy, out = heavy_after("from mteb_stratified.cli.main import main\n"
                              f"assert main({argv!r}) == 0")
     assert heavy == [] and shown in out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], [], ["evaluate", "--help"],
+                                  ["evaluate", "--qrels", "q", "--run", "r", "--depth", "0"]])
+def test_help_version_and_parsing_load_no_numpy(argv):
+    """A fast start: help, the version, a usage error and the parsing of ``evaluate``'s
+    arguments import no numpy (``evaluate`` loads it after parsing, to read the files), and
+    the top-level ones no subcommand module."""
+    _, out = heavy_after("import sys\nfrom mteb_stratified.cli.main import main\n"
+                         f"code = main({argv!r})\n"
+                         "print(code, 'numpy' in sys.modules, sorted(m for m in sys.modules if "
+                         "m.startswith('mteb_stratified.cli.') and m != 'mteb_stratified.cli.main'"
+                         " and not m.startswith('mteb_stratified.cli._')))")
+    code, numpy, modules = out.splitlines()[-1].split(" ", 2)
+    assert numpy == "False"
+    assert code == ("0" if argv and argv[-1] in ("--help", "--version") else "2")
+    assert modules == ("['mteb_stratified.cli.evaluate']" if "evaluate" in argv else "[]")
+
+
+def test_the_summary_parser_is_the_full_parser_at_the_top():
+    """``--help`` without a command shows the summaries without importing a subcommand: the
+    same text as the parser of every subcommand, and the same choices."""
+    assert summary_parser().format_help() == build_parser().format_help()
+    assert list(_choices(summary_parser())) == list(_choices(build_parser()))
 
 
 def test_a_command_imports_only_its_own_module():

@@ -15,6 +15,7 @@ import pytest
 
 import mteb_stratified
 import mteb_stratified.core as core
+import mteb_stratified.io as io_package
 
 REPO = Path(__file__).resolve().parents[2]
 BLOCKED = ["torch", "mteb", "igraph", "transformers", "sentence_transformers", "pandas",
@@ -129,7 +130,58 @@ def test_lazy_names_load_on_use():
     assert {"scipy.stats", "scipy.sparse"} <= set(heavy)
 
 
-@pytest.mark.parametrize("package", [mteb_stratified, core])
+def test_import_loads_no_numpy():
+    """The packages' ``__init__`` are lazy: importing them (and the light modules the command
+    line parses with) loads no numpy; the first public name that needs it loads it."""
+    _, out = heavy_after(textwrap.dedent("""
+        import sys
+        import mteb_stratified, mteb_stratified.core, mteb_stratified.io
+        import mteb_stratified.core.errors, mteb_stratified.core.options
+        import mteb_stratified.io.numbers, mteb_stratified.io.outputs
+        print("numpy" in sys.modules)
+        mteb_stratified.evaluate
+        print("numpy" in sys.modules)
+    """))
+    assert out.splitlines() == ["False", "True"]
+
+
+def test_submodules_resolve_as_attributes():
+    """``mteb_stratified.core.arrays`` and the like work after ``import mteb_stratified`` alone,
+    as when the ``__init__`` files imported them eagerly; unknown names stay AttributeErrors."""
+    _, out = heavy_after(textwrap.dedent("""
+        import mteb_stratified as ms
+        print(ms.api.evaluate is ms.evaluate, ms.core.arrays.__name__, ms.io.files.__name__,
+              ms.core.evaluate.__name__)
+        for package in (ms, ms.core, ms.io):
+            try:
+                package.no_such_name
+            except AttributeError:
+                print("AttributeError")
+    """))
+    assert out.splitlines() == ["True mteb_stratified.core.arrays mteb_stratified.io.files "
+                                "mteb_stratified.core.evaluate", *["AttributeError"] * 3]
+
+
+@pytest.mark.parametrize("package", [mteb_stratified, core, io_package])
+def test_each_public_name_imports_in_a_fresh_interpreter(package):
+    """``from PACKAGE import NAME`` works for every ``__all__`` name as the first thing a
+    program does (the lazy ``__getattr__`` resolves it), and gives the defining module's
+    object."""
+    _, out = heavy_after(textwrap.dedent(f"""
+        import importlib
+        package = importlib.import_module({package.__name__!r})
+        for name in package.__all__:
+            exec(f"from {package.__name__} import {{name}} as value")
+            module = package._LAZY.get(name)
+            if module is not None:
+                defining = importlib.import_module(f"{package.__name__}.{{module}}")
+                assert value is getattr(defining, name), name
+        print(len(package.__all__))
+    """))
+    assert out.splitlines()[-1] == str(len(package.__all__))
+
+
+@pytest.mark.parametrize("package", [mteb_stratified, core, io_package])
 def test_every_public_name_resolves(package):
     """Every ``__all__`` name (lazy ones included) is an attribute, listed by ``dir``, and
     star-importable; an unknown name is an AttributeError."""
