@@ -278,12 +278,15 @@ def main() -> None:
     c.add_argument("--rev", action="append", default=None, metavar="NAME=REV",
                    help="a git revision to time (WORKTREE: this checkout); repeatable "
                         "(default: after=WORKTREE)")
+    c.add_argument("--args", action="append", default=None, metavar='NAME="ARGS"',
+                   help="extra structure arguments for the revision NAME; repeatable")
     c.add_argument("--json", default=None, help="write the figures here")
     args = p.parse_args()
     if args.corpus is not None:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from structure_corpus import main as corpus_main
         args.rev = args.rev or ["after=WORKTREE"]
+        args.args = dict(a.split("=", 1) for a in args.args or [])
         raise SystemExit(corpus_main(args))
     if args.one is not None:
         print(json.dumps(run_one(args.one, args.k, args.threshold, args.seed, args.sigma,

@@ -5,7 +5,9 @@ step, cold, before and after, with extraction and embedding against their floors
         --rev before=42e26c9 --rev after=WORKTREE [--docs 5000]
 
 For each ``--rev NAME=REV`` (a git revision, checked out into a temporary worktree, or
-``WORKTREE``: this checkout as it is) it runs, in a fresh process:
+``WORKTREE``: this checkout as it is; ``--args NAME="ARGS"`` adds command-line arguments to
+that one, e.g. ``--rev fast=WORKTREE --args fast="--document-embedding static"``) it runs, in a
+fresh process:
 
     python -m mteb_stratified structure --corpus SLICE -o TMP --json --no-progress --keep-work
 
@@ -182,9 +184,10 @@ QUALITY = ("clusters", "npmi_weighted", "npmi_median", "grab_bag_mass_share", "s
 
 
 def main(args) -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # each line out as it is made
     tmp = tempfile.mkdtemp(prefix="bench-structure-")
     try:
-        corpus = make_slice(args.corpus, args.docs, os.path.join(tmp, "corpus"))
+        corpus = make_slice(os.path.abspath(args.corpus), args.docs, os.path.join(tmp, "corpus"))
         n_docs = len(read_corpus(corpus))
         print(f"# bench_structure --corpus {args.corpus}"
               + (f" --docs {args.docs}" if args.docs else "") + f"  ({time.strftime('%Y-%m-%d')}"
@@ -198,21 +201,22 @@ def main(args) -> int:
             tree = checkout(rev or name, tmp)
             cache = os.path.join(tmp, f"cache-{name}")  # empty: cold
             out = os.path.join(tmp, f"out-{name}")
-            res = structure_run(tree, corpus, out, cache)
+            extra = (args.args or {}).get(name, "").split()
+            res = structure_run(tree, corpus, out, cache, extra)
             res["load"] = os.getloadavg()[0]
             if res["quality"].get("seed_ari_method", "second-build") != "second-build":
                 other = os.path.join(tmp, f"out-{name}-second")
                 os.makedirs(other)
                 shutil.copytree(os.path.join(out, ".work"), os.path.join(other, ".work"))
                 res["second_build_seed_ari"] = structure_run(
-                    tree, corpus, other, cache, ["--seed-ari", "second-build"]
+                    tree, corpus, other, cache, [*extra, "--seed-ari", "second-build"]
                 )["quality"].get("seed_ari")
             else:
                 res["second_build_seed_ari"] = res["quality"].get("seed_ari")
             res["out"] = out
             results[name] = res
             t = res["timings"]
-            print(f"\n## {name} ({rev or name}): wall {res['wall']:.1f} s (load "
+            print(f"\n## {name} ({rev or name}{' ' + ' '.join(extra) if extra else ''}): wall {res['wall']:.1f} s (load "
                   f"{res['load']:.1f} after)")
             print("  steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()))
             steps = sum(v for k, v in t.items() if k != "total")

@@ -93,11 +93,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--entity-embedding", choices=("static", "model"), default=None,
                    help="how entity names are embedded: static = a lookup in the embedding "
                         "model's distilled static embedding (model2vec's method, distilled once "
-                        "per machine and cached), model = the model itself (default: static; "
-                        "as good on NFCorpus: README 'Structure in minutes')")
+                        "per machine and cached), model = the model itself (default: static)")
     g.add_argument("--document-embedding", choices=("static", "model"), default=None,
-                   help="how documents are embedded for the document map, as above (default: "
-                        "static)")
+                   help="how documents are embedded for the document map, as above: static is "
+                        "the fast path (5,000 abstracts in under 2 minutes), with as good seed "
+                        "ARI, NPMI and strata power on NFCorpus but coarser clusters (README "
+                        "'Structure in minutes') (default: model)")
     b = p.add_argument_group("Δ/J bins (stored in the artifact)")
     b.add_argument("--bins-splits", default="auto", metavar="auto|none|SPLIT[,SPLIT]",
                    help="judged splits whose queries fix the Δ/J cut-points (default: auto = "

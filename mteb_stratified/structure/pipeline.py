@@ -63,7 +63,7 @@ class StructureConfig:
     generic_min_doc_share: float = 0.01
     entity_context: str = "description"     # embed "name: description", or "name" alone
     entity_embedding: str = "static"         # entity names: "static" (distilled) or "model"
-    document_embedding: str = "static"       # documents (document map): "static" or "model"
+    document_embedding: str = "model"        # documents (document map): "static" or "model"
     idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
     resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
