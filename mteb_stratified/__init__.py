@@ -8,8 +8,7 @@ the heavy parts (mteb, torch, LLM clients) from ``mteb_stratified.adapters`` whe
 (tests/core/test_import_light.py checks this).
 """
 
-import importlib
-import importlib.util
+from .core._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -28,20 +27,4 @@ __all__ = ["evaluate", "evaluate_matrices", "evaluate_arrays", "DEFAULT_MEASURES
            "InputError", "__version__"]
 
 
-def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here; a submodule's
-    name imports it (``package.submodule`` works without its own import, as when this
-    ``__init__`` imported it eagerly)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    """The module's names, the lazy ones included (for completion and ``help``)."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)

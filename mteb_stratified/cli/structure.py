@@ -24,6 +24,26 @@ from ..io.outputs import output_dir
 from . import summary
 from ._args import add_llm_endpoint, float_in, int_at_least, print_json
 
+def _add_speed_arguments(g) -> None:
+    """The settings that trade build time: how names and documents are embedded, and how the
+    seed ARI is measured (README "Structure in minutes")."""
+    g.add_argument("--seed-ari", choices=("split-half", "second-build"), default="split-half",
+                   help="how the artifact's quality.seed_ari is measured: split-half = the ARI "
+                        "between the consensus of the first half of the Leiden runs and that of "
+                        "the other half (no extra runs; conservative), second-build = against a "
+                        "second consensus with seed + 1 (R more Leiden runs) "
+                        "(default: split-half)")
+    g.add_argument("--entity-embedding", choices=("static", "model"), default=None,
+                   help="how entity names are embedded: static = a lookup in the embedding "
+                        "model's distilled static embedding (model2vec's method, distilled once "
+                        "per machine and cached), model = the model itself (default: static)")
+    g.add_argument("--document-embedding", choices=("static", "model"), default=None,
+                   help="how documents are embedded for the document map, as above: static is "
+                        "the fast path (5,000 abstracts in under 2 minutes), with as good seed "
+                        "ARI, NPMI and strata power on NFCorpus but coarser clusters (README "
+                        "'Structure in minutes') (default: model)")
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "structure", help=summary(__name__),
@@ -84,21 +104,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--entity-context", choices=("description", "name"), default="description",
                    help="embed each entity as 'name: first sentence' or the bare name "
                         "(default: description)")
-    g.add_argument("--seed-ari", choices=("split-half", "second-build"), default="split-half",
-                   help="how the artifact's quality.seed_ari is measured: split-half = the ARI "
-                        "between the consensus of the first half of the Leiden runs and that of "
-                        "the other half (no extra runs; conservative), second-build = against a "
-                        "second consensus with seed + 1 (R more Leiden runs) "
-                        "(default: split-half)")
-    g.add_argument("--entity-embedding", choices=("static", "model"), default=None,
-                   help="how entity names are embedded: static = a lookup in the embedding "
-                        "model's distilled static embedding (model2vec's method, distilled once "
-                        "per machine and cached), model = the model itself (default: static)")
-    g.add_argument("--document-embedding", choices=("static", "model"), default=None,
-                   help="how documents are embedded for the document map, as above: static is "
-                        "the fast path (5,000 abstracts in under 2 minutes), with as good seed "
-                        "ARI, NPMI and strata power on NFCorpus but coarser clusters (README "
-                        "'Structure in minutes') (default: model)")
+    _add_speed_arguments(g)
     b = p.add_argument_group("Δ/J bins (stored in the artifact)")
     b.add_argument("--bins-splits", default="auto", metavar="auto|none|SPLIT[,SPLIT]",
                    help="judged splits whose queries fix the Δ/J cut-points (default: auto = "

@@ -17,8 +17,7 @@ numpy and the evaluation code, the stratification names more), and scipy.stats /
 scipy.sparse load inside the functions that use them.
 """
 
-import importlib
-import importlib.util
+from ._lazy import lazy_attributes
 
 #: Every public name by its module, imported on first access (PEP 562 ``__getattr__`` below):
 #: ``import mteb_stratified.core`` (or one light submodule such as ``core.errors``) loads nothing
@@ -52,23 +51,7 @@ __all__ = ["RankingArrays", "from_dicts", "from_matrices", "InputError", "Endpoi
            *(n for m in _STRATIFICATION for n in _LAZY_MODULES[m])]
 
 
-def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here; a submodule's
-    name imports it (``package.submodule`` works without its own import, as when this
-    ``__init__`` imported it eagerly)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    """The module's names, the lazy ones included (for completion and ``help``)."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 def evaluate_dicts(qrels, run, measures, *, missing: str = "skip", **options):

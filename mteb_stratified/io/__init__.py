@@ -9,8 +9,7 @@
 * :mod:`.lock` — the lock that keeps two jobs out of one output folder.
 """
 
-import importlib
-import importlib.util
+from ..core._lazy import lazy_attributes
 
 #: The public names by module, imported on first access (PEP 562 ``__getattr__`` below), so a
 #: light submodule (``io.numbers``, ``io.outputs``) loads without numpy or the readers.
@@ -25,20 +24,4 @@ __all__ = ["read_run", "read_run_arrays", "read_qrels", "write_run", "open_text"
            "BeirDataset", "bundled_path", "dataset_folder", "load_corpus", "qrels_splits"]
 
 
-def __getattr__(name: str):
-    """Import a public name's module on first access and cache the name here; a submodule's
-    name imports it (``package.submodule`` works without its own import, as when this
-    ``__init__`` imported it eagerly)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    """The module's names, the lazy ones included (for completion and ``help``)."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)

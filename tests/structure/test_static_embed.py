@@ -25,7 +25,7 @@ def test_encode_is_the_normalised_mean_of_the_tokenizers_rows(static):
     """Against transformers' own tokenizer (another code path) and a plain numpy mean."""
     from transformers import AutoTokenizer
 
-    from mteb_stratified.structure.embed import _resolve
+    from mteb_stratified.structure.sentence_model import resolve_model as _resolve
     tok = AutoTokenizer.from_pretrained(_resolve(None), local_files_only=True)
     got = static.encode(NAMES)
     for text, row in zip(NAMES, got):
