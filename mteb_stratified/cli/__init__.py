@@ -24,5 +24,10 @@ COMMANDS = {
 
 
 def summary(module: str) -> str:
-    """The one-line help of the subcommand defined in ``module`` (its ``__name__``)."""
+    """The one-line help of the subcommand defined in ``module`` (its ``__name__``; a module run
+    as ``python -m mteb_stratified.cli.NAME`` is ``__main__``, and its spec names it)."""
+    if module == "__main__":
+        import sys
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        module = spec.name if spec is not None else module
     return COMMANDS[module.rpartition(".")[2]][1]
