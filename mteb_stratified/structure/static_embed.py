@@ -40,6 +40,7 @@ __all__ = ["StaticEmbedding", "distill", "cache_folder", "STATIC_METHOD"]
 STATIC_METHOD = "model2vec-distill"
 _TOKEN_BATCH = 1024  # token rows per forward pass of the distillation (fixed: same bits)
 _LOADED: dict = {}
+_HASHES: dict = {}
 
 
 def cache_folder() -> str:
@@ -52,7 +53,14 @@ def cache_folder() -> str:
 
 
 def _files_hash(folder: str) -> str:
-    """sha256 over the model folder's weight, config and tokenizer files (name and bytes)."""
+    """sha256 over the model folder's weight, config and tokenizer files (name and bytes),
+    computed once per folder and process (every embedding call of a build asks for it)."""
+    if folder not in _HASHES:
+        _HASHES[folder] = _hash_files(folder)
+    return _HASHES[folder]
+
+
+def _hash_files(folder: str) -> str:
     h = hashlib.sha256()
     for root, dirs, files in os.walk(folder):
         dirs.sort()
