@@ -250,10 +250,11 @@ def _generate(args: argparse.Namespace, folder: str) -> int:
     if offline:
         from ..generation.offline import offline_parts
         artifact = _reader(args, artifact)
-        strategy = Drafting(*offline_parts(artifact, pooler, seed=args.seed,
-                                           n_seeds=args.n_seeds, cache_dir=work, model=model),
-                            pooler)
-        result = strategy.fill(dataset, artifact, cfg)
+        parts = offline_parts(artifact, pooler, seed=args.seed, n_seeds=args.n_seeds,
+                              cache_dir=work, model=model, show_progress=not args.no_progress)
+        with CandidateBar(args.max_candidates, enabled=not args.no_progress) as bar:
+            strategy = Drafting(*parts, pooler, log=bar)
+            result = strategy.fill(dataset, artifact, cfg)
         bm = _bm25_real(dataset)
         _gate(args, dataset, result, _judge_sample(args, dataset, strategy.judge, bm), bm)
     else:
@@ -343,10 +344,11 @@ def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
 
     added = {r["query_id"]: r["query"] for r in result.accepted}
     real = {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
-    bm_added = bm25_run(dataset.corpus, added, depth=100)[0] if added else {}
-    dense = dense_runs(dataset.corpus, {"real": real, "added": added}, None,
-                       os.path.join(args.out, ".work"))
-    runs = {"BM25": (bm25_real, bm_added), "MiniLM": (dense["real"], dense["added"])}
+    runs = {"BM25": (bm25_real, bm25_run(dataset.corpus, added, depth=100)[0] if added else {})}
+    if added:  # nothing added: no order to compare, and no corpus to embed for it
+        dense = dense_runs(dataset.corpus, {"real": real, "added": added}, None,
+                           os.path.join(args.out, ".work"), show_progress=not args.no_progress)
+        runs["MiniLM"] = (dense["real"], dense["added"])
     left_out = []
     for name, run in getattr(args, "panel", {}).items():
         # a run that ranks none of one set was made without it (before the generation, say):
@@ -369,6 +371,32 @@ def _gate(args, dataset, result, judged: dict, bm25_real: dict) -> None:
         for line in left_out:
             notify(f"validity gate: --run {line}: left out of the panel")
     notify(f"validity gate: {result.gate['verdict']}")
+
+
+class CandidateBar:
+    """The generation loop's progress on stderr: candidates drafted (of ``--max-candidates``
+    when given) and accepted, updated as each candidate is merged (the loop's ``log``).
+    A context manager; disabled (``--no-progress``, or tqdm missing) it does nothing."""
+
+    def __init__(self, total: int | None, *, enabled: bool = True) -> None:
+        from ..structure.extraction import progress_bar
+        self.accepted = 0
+        self.bar = progress_bar(total, "generate: candidates", enabled, unit="candidate")
+        self.enabled = self.bar is not None
+
+    def __call__(self, record: dict) -> None:
+        if self.bar is None:
+            return
+        self.accepted += record.get("status") == "accepted"
+        self.bar.set_postfix_str(f"accepted {self.accepted}", refresh=False)
+        self.bar.update(1)
+
+    def __enter__(self) -> "CandidateBar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _check_targets(cfg, artifact, dataset) -> None:
@@ -403,11 +431,14 @@ def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):
     calls = BudgetedCalls(endpoint, cache, max_calls=args.budget,
                           max_tokens=args.max_tokens_total, progress=bar,
                           retry_failed=args.retry_failed)
+    candidates = CandidateBar(args.max_candidates, enabled=not args.no_progress)
     strategy = Drafting(LLMQueryWriter(calls), LLMJudge(calls, batch=args.judge_batch),
-                        LLMVerifier(calls), pooler, calls=calls, concurrency=args.concurrency)
+                        LLMVerifier(calls), pooler, calls=calls, concurrency=args.concurrency,
+                        log=candidates)
     try:
-        result = strategy.fill(dataset, _llm_reader(args, artifact, calls, endpoint, cache.path),
-                               cfg)
+        with candidates:
+            result = strategy.fill(dataset, _llm_reader(args, artifact, calls, endpoint,
+                                                        cache.path), cfg)
         bm = _bm25_real(dataset)   # the gate's judge sample: what the budget has left
         _gate(args, dataset, result,
               _judge_sample(args, dataset, strategy.judge, bm, calls=calls), bm)

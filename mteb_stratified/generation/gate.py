@@ -180,10 +180,11 @@ def lexical_bias(qrels: dict, bm25: dict) -> dict:
 
 
 def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
-               depth: int = 100) -> dict:
+               depth: int = 100, show_progress: bool = False) -> dict:
     """``{name: run}``: cosine top-``depth`` of the embedding ``model`` (the packaged MiniLM)
     for each ``{qid: text}`` of ``query_sets``; the corpus embeddings are cached in
-    ``cache_dir`` under a key of the document ids and the model."""
+    ``cache_dir`` under a key of the document ids and the model (``show_progress``: a bar
+    while they are computed)."""
     import hashlib
 
     from ..io.corpus_text import doc_text
@@ -192,8 +193,9 @@ def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
     ids = sorted(corpus)
     key = hashlib.sha256(("\n".join(ids) + f"\n{model}").encode("utf-8")).hexdigest()[:16]
     path = os.path.join(cache_dir, f"gate-doc-emb-{key}.npy") if cache_dir else None
-    docs = cached_array(path, lambda: embed_texts([doc_text(corpus[d], style="beir")
-                                                   for d in ids], model, batch_size=64))
+    docs = cached_array(path, lambda: embed_texts(
+        [doc_text(corpus[d], style="beir") for d in ids], model, batch_size=64,
+        show_progress=show_progress, desc="validity gate: embed the corpus"))
     out = {}
     for name, queries in query_sets.items():
         qids = sorted(queries)

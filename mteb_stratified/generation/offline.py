@@ -91,11 +91,12 @@ TEMPLATES = {
 class EntityNeighbours:
     """Unit embeddings of the structure's clustered entity names, for neighbour lookups.
 
-    Cached as ``offline-names-<key>.npy`` in ``cache_dir`` (key: model and names).
+    Cached as ``offline-names-<key>.npy`` in ``cache_dir`` (key: model and names);
+    ``show_progress``: a bar while they are computed.
     """
 
     def __init__(self, artifact, *, threshold: float | None = None, cache_dir=None,
-                 model: str | None = None):
+                 model: str | None = None, show_progress: bool = False):
         from ..structure.embed import cached_array, embed_with, entity_embedding_of
         clustered = {e["name"]: int(e["cluster"]) for e in artifact.entities
                      if int(e["cluster"]) >= 0}
@@ -111,8 +112,9 @@ class EntityNeighbours:
         path = os.path.join(cache_dir, f"offline-names-{key}.npy") if cache_dir else None
         if cache_dir:
             os.makedirs(cache_dir, exist_ok=True)
-        self.emb = cached_array(path, lambda: embed_with(self.names, model, self.method,
-                                                         batch_size=256))
+        self.emb = cached_array(path, lambda: embed_with(
+            self.names, model, self.method, batch_size=256, show_progress=show_progress,
+            desc="offline: embed the entity names"))
         self._extra: dict = {}
 
     def vector(self, name: str) -> np.ndarray:
@@ -408,10 +410,11 @@ def _check(name: str, passed: bool, reason: str) -> dict:
 
 
 def offline_parts(artifact, pooler, *, seed: int = 0, n_seeds: int = 2, cache_dir=None,
-                  model=None):
+                  model=None, show_progress: bool = False):
     """``(writer, judge, verifier)`` of the offline path, sharing one neighbour index and one
-    memo of the extractor."""
-    neighbours = EntityNeighbours(artifact, cache_dir=cache_dir, model=model)
+    memo of the extractor (``show_progress``: a bar while the names are embedded)."""
+    neighbours = EntityNeighbours(artifact, cache_dir=cache_dir, model=model,
+                                  show_progress=show_progress)
     ents = _Entities(artifact)
     return (OfflineQueryWriter(artifact, neighbours, seed=seed, n_seeds=n_seeds, entities=ents),
             OfflineJudge(artifact, entities=ents),

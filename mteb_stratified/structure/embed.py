@@ -40,8 +40,9 @@ def encode_batch(st_model, texts: Sequence[str]) -> np.ndarray:
 
 
 def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: int = 256,
-                show_progress: bool = False) -> np.ndarray:
-    """L2-normalised float32 embeddings, one row per text (order kept)."""
+                show_progress: bool = False, desc: str = "embed") -> np.ndarray:
+    """L2-normalised float32 embeddings, one row per text (order kept); ``show_progress``: a
+    bar on stderr named ``desc``."""
     st_model = load_sentence_model(model)
     if len(texts) == 0:
         get_dim = getattr(st_model, "get_embedding_dimension", None) or \
@@ -52,7 +53,7 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
     bar = None
     if show_progress:
         from .extraction import progress_bar
-        bar = progress_bar(len(texts), "embed", True, unit="text")
+        bar = progress_bar(len(texts), desc, True, unit="text")
     out = None
     for idx in batches:
         emb = encode_batch(st_model, [texts[i] for i in idx])
@@ -67,13 +68,14 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
 
 
 def embed_with(texts: Sequence[str], model: str | None, method: str, *, batch_size: int = 256,
-               show_progress: bool = False) -> np.ndarray:
+               show_progress: bool = False, desc: str = "embed") -> np.ndarray:
     """Unit float32 rows of ``texts`` by ``method`` (:data:`EMBEDDING_METHODS`) from ``model``
     (None: the packaged all-MiniLM-L6-v2)."""
     if method == "static":
         from .static_embed import distill
-        return distill(model).encode(texts)
-    return embed_texts(texts, model, batch_size=batch_size, show_progress=show_progress)
+        return distill(model, show_progress=show_progress).encode(texts)
+    return embed_texts(texts, model, batch_size=batch_size, show_progress=show_progress,
+                       desc=desc)
 
 
 def entity_embedding_of(artifact) -> str:

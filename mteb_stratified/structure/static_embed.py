@@ -119,8 +119,9 @@ class StaticEmbedding:
         return table
 
 
-def _token_vectors(st_model) -> np.ndarray:
-    """Step 1: the mean output of ``[CLS] t [SEP]`` for every token id (float64)."""
+def _token_vectors(st_model, bar=None) -> np.ndarray:
+    """Step 1: the mean output of ``[CLS] t [SEP]`` for every token id (float64); ``bar``: a
+    progress bar updated per token."""
     import torch
 
     bert = st_model[0].auto_model
@@ -138,6 +139,8 @@ def _token_vectors(st_model) -> np.ndarray:
                                 dim=1)
                 hidden = bert(input_ids=x, attention_mask=torch.ones_like(x)).last_hidden_state
                 out[s:s + ids.numel()] = hidden.float().mean(dim=1).numpy()
+                if bar is not None:
+                    bar.update(ids.numel())
     finally:
         bert.train(was_training)
     return out
@@ -160,10 +163,10 @@ def _sif_weights(n: int, a: float) -> np.ndarray:
 
 
 def distill(model: str | None = None, *, pca_dims: int = 256, sif_coefficient: float = 1e-4,
-            cache: bool = True) -> StaticEmbedding:
+            cache: bool = True, show_progress: bool = False) -> StaticEmbedding:
     """The static model distilled from the sentence-transformers ``model`` (None: the packaged
     all-MiniLM-L6-v2), from the cache when it was distilled before on this machine (module
-    docstring)."""
+    docstring); ``show_progress``: a bar while it is distilled."""
     from .sentence_model import load_sentence_model, resolve_model
 
     path = resolve_model(model)
@@ -189,7 +192,16 @@ def distill(model: str | None = None, *, pca_dims: int = 256, sif_coefficient: f
         except (OSError, ValueError, EOFError):
             vectors = None
     if vectors is None:
-        raw = _token_vectors(load_sentence_model(model))
+        from .extraction import progress_bar
+        st_model = load_sentence_model(model)
+        bar = progress_bar(int(st_model[0].auto_model.config.vocab_size),
+                           "distil the static embedding (once per machine)", show_progress,
+                           unit="token")
+        try:
+            raw = _token_vectors(st_model, bar)
+        finally:
+            if bar is not None:
+                bar.close()
         dims = min(int(pca_dims), raw.shape[1], raw.shape[0] - 1)
         vectors = (_pca(raw, dims) * _sif_weights(len(raw), sif_coefficient)[:, None]
                    ).astype(np.float32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -502,3 +503,54 @@ def test_a_weightless_cluster_is_left_out_of_msc_and_its_ceiling(tmp_path):
     cov = cluster_coverage(own[own >= 0], mass)
     assert cov.msc == 1.0 and cov.weightless == 1 and cov.weighted_units == src.n_clusters - 1
     assert last not in [g.stratum for g in cov.gaps]
+
+
+# ---------------------------------------------------------------------------------------------
+# progress: the candidates drafted and accepted, and every step that can take long
+# ---------------------------------------------------------------------------------------------
+def test_candidate_bar_counts_what_the_loop_merges(capsys):
+    from mteb_stratified.cli.generate import CandidateBar
+    with CandidateBar(5) as bar:
+        for status in ("accepted", "rejected", "accepted"):
+            bar({"status": status})
+        assert (bar.bar.n, bar.accepted) == (3, 2)
+    err = capsys.readouterr().err
+    assert "generate: candidates" in err and "3/5" in err and "accepted 2" in err
+    with CandidateBar(None, enabled=False) as off:   # --no-progress: nothing at all
+        off({"status": "accepted"})
+    assert not off.enabled and capsys.readouterr().err == ""
+
+
+def test_an_offline_run_shows_its_progress(slice_paths, tmp_path, capfd):
+    """Without --no-progress: a bar for the candidates (drafted and accepted) and the gate's
+    corpus embedding (the names' bar shows only when they are embedded by the model: the
+    slice's structure looks them up); with nothing added, the gate embeds nothing."""
+    folder, structure = slice_paths
+    base = ["generate", "--dataset", folder, "--structure", structure, "--writer", "template",
+            "--json", "--seed", "3"]
+    assert cli_main.main([*base, "--out", str(tmp_path / "one"), "--max-candidates", "1"]) == 0
+    err = capfd.readouterr().err
+    for step in ("generate: candidates", "1/1",
+                 "validity gate: embed the corpus"):
+        assert step in err, (step, err[-2000:])
+    assert re.search(r"accepted [01]\b", err), err[-2000:]
+    cov = json.load(open(tmp_path / "one" / "coverage.json", encoding="utf-8"))
+    assert cov["gate"]["panel"] == ["BM25", "MiniLM"]
+
+
+def test_a_gate_with_nothing_to_gate_embeds_nothing(slice_data, tmp_path, capfd):
+    """Targets met at the start (no query added): the gate has no order to compare, so it
+    runs no dense model over the corpus (that took minutes on NFCorpus for nothing)."""
+    import argparse
+
+    from mteb_stratified.cli.generate import _bm25_real, _gate
+    from mteb_stratified.generation.loop import GenerationResult
+    data, _ = slice_data
+    args = argparse.Namespace(out=str(tmp_path), no_progress=False, writer="template",
+                              no_dense=False, panel={})
+    result = GenerationResult()
+    _gate(args, data, result, {"measured": False, "why": "test"}, _bm25_real(data))
+    assert result.gate["verdict"] == "nothing added: nothing to gate"
+    assert result.gate["panel"] == ["BM25"]
+    assert "embed the corpus" not in capfd.readouterr().err
+    assert not (tmp_path / ".work").exists()
