@@ -8,6 +8,11 @@ from a person's terminal, neither in the commands: the MTEB runs use a small sub
 (``MTEB_STRATIFIED_MAX_QUERIES=5``, ``MTEB_STRATIFIED_MAX_DOCS=100``; the full-split figures
 are benchmarks), and ``PIP_RETRIES=0`` makes pip skip the unreachable pytorch.org index at once
 on this offline machine (it then takes torch from the package registries it can reach).
+
+The same run checks the docs' figures: every ``console`` block of the README and of ``docs/``
+that shows one of these commands must show what it printed (``console_blocks.py``), so a
+figure edited by hand, or left behind when the output changed, fails.  Full-split figures,
+which this run cannot make, are ``text`` blocks naming their command and date.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from console_blocks import command_key, compare_output, docs_console_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = ("Install", "Quick start", "Use with MTEB")
@@ -90,8 +96,12 @@ def _copy_repo(dest: Path) -> None:
             shutil.copy2(src, dest / name)
 
 
-@pytest.mark.slow
-def test_readme_runs_as_written_in_a_fresh_venv(tmp_path):
+@pytest.fixture(scope="module")
+def readme_run(tmp_path_factory):
+    """The README's commands run in order in a fresh venv (one install for both tests below):
+    ``(clone, env, [(section, command, exit status, output, seconds)])``, stopping at the
+    first failure.  Output is stdout and stderr in the order written (unbuffered)."""
+    tmp_path = tmp_path_factory.mktemp("readme")
     clone = tmp_path / "mteb-stratified"
     clone.mkdir()
     _copy_repo(clone)
@@ -103,16 +113,26 @@ def test_readme_runs_as_written_in_a_fresh_venv(tmp_path):
            if not k.startswith(("PYTHONPATH", "MTEB_STRATIFIED", "VIRTUAL_ENV", "PYTHONHOME"))}
     env.update(SUBSET, VIRTUAL_ENV=str(env_dir), PATH=f"{bindir}{os.pathsep}{env['PATH']}",
                PIP_RETRIES="0", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false")
-    commands = readme_commands((clone / "README.md").read_text(encoding="utf-8"))
-    timings = []
-    for section, cmd in commands:
+               TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    ran = []
+    for section, cmd in readme_commands((clone / "README.md").read_text(encoding="utf-8")):
         t0 = time.perf_counter()
         proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=clone, env=env,
-                              capture_output=True, text=True, timeout=1800)
-        timings.append((time.perf_counter() - t0, section, cmd.splitlines()[0]))
-        assert proc.returncode == 0, (f"[{section}] {cmd}\nexit {proc.returncode}\n"
-                                      f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=1800)
+        ran.append((section, cmd, proc.returncode, proc.stdout, time.perf_counter() - t0))
+        if proc.returncode != 0:
+            break
+    print("\n".join(f"{t:7.1f}s  [{s}] {c.splitlines()[0]}" for s, c, _, _, t in ran),
+          file=sys.stderr)
+    return clone, env, bindir, ran
+
+
+@pytest.mark.slow
+def test_readme_runs_as_written_in_a_fresh_venv(readme_run):
+    clone, env, bindir, ran = readme_run
+    for section, cmd, code, output, _ in ran:
+        assert code == 0, f"[{section}] {cmd}\nexit {code}\n{output[-6000:]}"
     # what the commands promise to leave behind
     assert (clone / "mteb-stratified-demo" / "nfcorpus-test.bm25.fp32.trec").exists()
     assert (clone / "runs" / "leaderboard.md").exists()
@@ -121,5 +141,20 @@ def test_readme_runs_as_written_in_a_fresh_venv(tmp_path):
     which = subprocess.run(["bash", "-c", "command -v mteb-stratified"], env=env,
                            capture_output=True, text=True).stdout.strip()
     assert which.startswith(str(bindir)), which
-    print("\n".join(f"{t:7.1f}s  [{s}] {c}" for t, s, c in timings),
-          file=sys.stderr)
+
+
+@pytest.mark.slow
+def test_the_docs_console_blocks_show_what_the_commands_print(readme_run):
+    """Every console block of the README and of docs/ whose command this run ran shows what
+    it printed now (console_blocks.compare_output: figures to their shown digits).  A figure
+    changed by hand, or a command whose output changed, fails here."""
+    _, _, _, ran = readme_run
+    printed = {command_key(cmd): output for _, cmd, code, output, _ in ran if code == 0}
+    shown = [s for s in docs_console_blocks(REPO) if s.output and s.key in printed]
+    assert any("evaluate --qrels nfcorpus:test" in s.key for s in shown), \
+        "the quick start's evaluate block is not among the blocks checked"
+    problems = [p for s in shown if (p := compare_output(s, printed[s.key]))]
+    assert not problems, ("docs differ from what the commands print now (rerun them and "
+                          "paste the output, or fix the command):\n\n" + "\n\n".join(problems))
+    print(f"{len(shown)} console blocks checked: "
+          + ", ".join(f"{s.source}:{s.line}" for s in shown), file=sys.stderr)

@@ -47,10 +47,14 @@ def convert_gguf(out: str | None = None) -> str:
     config.dtype = torch.bfloat16
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     plain.load_state_dict({k: v.to(torch.bfloat16) for k, v in src.state_dict().items()})
-    tmp = out + ".tmp"
+    tmp = f"{out}.tmp-{os.getpid()}"   # two test processes (pytest -n) may convert at once
     plain.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    os.replace(tmp, out) if not os.path.exists(out) else None
+    try:
+        os.replace(tmp, out)
+    except OSError:   # the other process was first: its folder is the same model
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
