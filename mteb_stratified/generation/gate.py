@@ -39,7 +39,6 @@ would mislead).  Otherwise it passes, and the lexical bias and baseline are stat
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 from scipy import stats
@@ -182,20 +181,16 @@ def lexical_bias(qrels: dict, bm25: dict) -> dict:
 def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
                depth: int = 100, show_progress: bool = False) -> dict:
     """``{name: run}``: cosine top-``depth`` of the embedding ``model`` (the packaged MiniLM)
-    for each ``{qid: text}`` of ``query_sets``; the corpus embeddings are cached in
-    ``cache_dir`` under a key of the document ids and the model (``show_progress``: a bar
-    while they are computed)."""
-    import hashlib
-
+    for each ``{qid: text}`` of ``query_sets``; the corpus embeddings are the pool's
+    (:func:`.pool.corpus_embeddings`, cached in ``cache_dir``; ``show_progress``: a bar while
+    they are computed)."""
     from ..io.corpus_text import doc_text
-    from ..structure.embed import cached_array, embed_texts
+    from ..structure.embed import embed_texts
+    from .pool import corpus_embeddings
 
     ids = sorted(corpus)
-    key = hashlib.sha256(("\n".join(ids) + f"\n{model}").encode("utf-8")).hexdigest()[:16]
-    path = os.path.join(cache_dir, f"gate-doc-emb-{key}.npy") if cache_dir else None
-    docs = cached_array(path, lambda: embed_texts(
-        [doc_text(corpus[d], style="beir") for d in ids], model, batch_size=64,
-        show_progress=show_progress, desc="validity gate: embed the corpus"))
+    docs = corpus_embeddings(ids, [doc_text(corpus[d], style="beir") for d in ids], model,
+                             cache_dir, show_progress=show_progress)
     out = {}
     for name, queries in query_sets.items():
         qids = sorted(queries)

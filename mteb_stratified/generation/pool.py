@@ -19,6 +19,19 @@ from ..io.corpus_text import doc_text
 __all__ = ["Pooler"]
 
 
+def corpus_embeddings(ids: list, texts: list, model: str | None, cache_dir: str | None, *,
+                      show_progress: bool = False) -> np.ndarray:
+    """Unit embeddings of ``texts`` (the documents ``ids``, in that order) by ``model``,
+    cached in ``cache_dir`` as ``doc-emb-<key>.npy`` (key: the model, the ids and each text's
+    SHA-256).  The pool and the validity gate share them: a run embeds its corpus once."""
+    from ..structure.embed import cached_array, embed_texts
+    key = hashlib.sha256(repr((model, list(ids), [hashlib.sha256(
+        t.encode()).hexdigest() for t in texts])).encode()).hexdigest()[:16]
+    path = os.path.join(cache_dir, f"doc-emb-{key}.npy") if cache_dir else None
+    return cached_array(path, lambda: embed_texts(texts, model, show_progress=show_progress,
+                                                  desc="embed the corpus"))
+
+
 class Pooler:
     """BM25 + dense candidate pooling over a corpus ``{doc_id: {"title", "text"}}``."""
 
@@ -38,11 +51,7 @@ class Pooler:
             self.emb = self._doc_embeddings(texts, cache_dir)
 
     def _doc_embeddings(self, texts, cache_dir):
-        from ..structure.embed import cached_array, embed_texts
-        key = hashlib.sha256(repr((self.model, self.ids, [hashlib.sha256(
-            t.encode()).hexdigest() for t in texts])).encode()).hexdigest()[:16]
-        path = os.path.join(cache_dir, f"doc-emb-{key}.npy") if cache_dir else None
-        return cached_array(path, lambda: embed_texts(texts, self.model))
+        return corpus_embeddings(self.ids, texts, self.model, cache_dir)
 
     @staticmethod
     def _top(scores: np.ndarray, k: int) -> list[int]:
