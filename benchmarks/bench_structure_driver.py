@@ -291,7 +291,7 @@ def main() -> None:
           flush=True)
     results = []
     for n in args.sizes:
-        out = os.path.join(args.cache, f"out-{n}")
+        out = os.path.join(args.cache, f"out-{os.getpid()}-{n}")  # one per bench run
         cmd = [sys.executable, os.path.abspath(__file__), "--one", str(n), "--out", out,
                "--cache", args.cache, "--clusters", args.clusters,
                "--consensus-runs", str(args.consensus_runs)]
