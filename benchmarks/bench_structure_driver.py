@@ -18,7 +18,8 @@ What is synthetic (and only this):
   the pipeline's ``offline`` extractor, :func:`~mteb_stratified.structure.extraction.
   extract_rows` on the sentence), and a document's row is composed from its sentences' rows
   (names in order, first description kept, ``n_raw`` summed, the first definition of an
-  abbreviation kept).  The engine (:mod:`mteb_stratified.structure.engine`) yields these rows,
+  abbreviation kept), then passed through JSON so that its strings are its own, as a row
+  deserialised from a worker or the checkpoint has them.  The engine (:mod:`mteb_stratified.structure.engine`) yields these rows,
   so the driver checkpoints and reads them as it would a Ray engine's;
 * **the embeddings**: a bare name's embedding is real (MiniLM, computed once per distinct
   name); a sentence's is the normalised mean of its names' (:func:`sentence_embeddings`); a
@@ -197,8 +198,11 @@ class SyntheticEngine:
                     for short, long in row["abbreviations"].items():
                         abbreviations.setdefault(short, long)
                     n_raw += row["n_raw"]
-                out.append({"doc_id": d, "entities": [[n, e] for n, e in entities.items()],
-                            "n_raw": n_raw, "abbreviations": abbreviations})
+                row = {"doc_id": d, "entities": [[n, e] for n, e in entities.items()],
+                       "n_raw": n_raw, "abbreviations": abbreviations}
+                # through JSON, as a row from a worker or a checkpoint arrives: strings of its
+                # own, not shared with the sentence rows (the driver held such rows before #32)
+                out.append(json.loads(json.dumps(row)))
             yield out
 
     def embed(self, inputs, model, batch_size):
