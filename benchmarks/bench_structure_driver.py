@@ -228,6 +228,50 @@ class SyntheticEngine:
         return {"engine": self.name}
 
 
+class RssByStep:
+    """A thread that samples this process' RSS every ``every`` seconds and keeps the largest
+    seen in each pipeline function (the outermost ``mteb_stratified.structure`` frame below
+    ``build_structure`` and the one inside it), to say where the peak is."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        import threading
+        self.every, self.peaks = every, {}
+        self._main = threading.main_thread().ident
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _where(self) -> str:
+        frame = sys._current_frames().get(self._main)
+        chain = []
+        while frame is not None:
+            f = frame.f_code.co_filename
+            if "mteb_stratified" in f:
+                chain.append(f"{os.path.basename(f)[:-3]}.{frame.f_code.co_name}")
+            frame = frame.f_back
+        chain.reverse()  # outermost first
+        if chain and chain[0].endswith("build_structure"):
+            chain = chain[1:]
+        return " > ".join(chain[:2]) or "(outside the pipeline)"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            rss = _rss_now_mib()
+            where = self._where()
+            if rss > self.peaks.get(where, 0.0):
+                self.peaks[where] = rss
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def top(self, n: int = 8) -> list:
+        return [[w, round(r, 1)] for w, r in sorted(self.peaks.items(), key=lambda kv: -kv[1])[:n]]
+
+
 def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) -> dict:
     """One build of the synthetic corpus of ``n`` documents in this process (a subprocess of
     :func:`main`); returns its figures."""
@@ -255,8 +299,9 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) ->
     cfg = StructureConfig(clusters=clusters, consensus_runs=consensus_runs)
     report = BuildReport()
     t = time.perf_counter()
-    art = build_structure(corpus, cfg, out=out, extractor=extractor, engine=engine,
-                          report=report)
+    with RssByStep() as sampler:
+        art = build_structure(corpus, cfg, out=out, extractor=extractor, engine=engine,
+                              report=report)
     build_s = time.perf_counter() - t
     stats = art.metadata["stats"]
     return {"n_docs": n, "clusters": clusters, "consensus_runs": consensus_runs,
@@ -265,6 +310,7 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) ->
             "peak_before_build_mib": round(before_peak, 1),
             "peak_rss_mib": round(_peak_mib(), 1),
             "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
+            "rss_by_step_mib": sampler.top(),
             "vocabulary": stats["vocabulary"], "normalised_names": stats["normalised_names"],
             "n_clusters": stats["clusters"], "edges": stats["edges"]}
 
