@@ -21,11 +21,17 @@ What is synthetic (and only this):
   abbreviation kept), then passed through JSON so that its strings are its own, as a row
   deserialised from a worker or the checkpoint has them.  The engine (:mod:`mteb_stratified.structure.engine`) yields these rows,
   so the driver checkpoints and reads them as it would a Ray engine's;
-* **the embeddings**: a bare name's embedding is real (MiniLM, computed once per distinct
-  name); a sentence's is the normalised mean of its names' (:func:`sentence_embeddings`); a
-  ``name: description`` text gets normalise(e(name) + e(its sentence)); a document gets the
-  normalised mean of its sentences'.  The engine returns these instead
-  of running the model, so no model runs in the measured process (its time is not measured);
+* **the embeddings**: with ``--entity-embedding static`` (the pipeline's default) the entity
+  names and ``name: description`` texts are embedded for real by the distilled static
+  embedding (:mod:`mteb_stratified.structure.static_embed`: a tokenisation and a row sum; its
+  table is distilled once, before the measured process, and loaded from the user cache).
+  With ``--entity-embedding model`` (the runs before the static default) the engine looks
+  them up: a bare name's embedding is real (MiniLM, computed once per distinct name); a
+  sentence's is the normalised mean of its names' (:func:`sentence_embeddings`); a
+  ``name: description`` text gets normalise(e(name) + e(its sentence)).  A document (the
+  documents map; ``document_embedding="model"``) gets the normalised mean of its sentences'.
+  The engine returns these instead of running the model, so no transformer runs in the
+  measured process (its time is not measured);
 * the Leiden consensus runs (``--consensus-runs``, default 2 here against the pipeline's 10, to
   fit the time; it changes time, not what is held per document).
 
@@ -272,7 +278,8 @@ class RssByStep:
         return [[w, round(r, 1)] for w, r in sorted(self.peaks.items(), key=lambda kv: -kv[1])[:n]]
 
 
-def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) -> dict:
+def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int,
+            entity_embedding: str = "static") -> dict:
     """One build of the synthetic corpus of ``n`` documents in this process (a subprocess of
     :func:`main`); returns its figures."""
     sys.path.insert(0, ROOT)
@@ -296,7 +303,8 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) ->
     before_rss, before_peak = _rss_now_mib(), _peak_mib()
     if os.path.exists(out):
         shutil.rmtree(out)
-    cfg = StructureConfig(clusters=clusters, consensus_runs=consensus_runs)
+    cfg = StructureConfig(clusters=clusters, consensus_runs=consensus_runs,
+                          entity_embedding=entity_embedding)
     report = BuildReport()
     t = time.perf_counter()
     with RssByStep() as sampler:
@@ -305,6 +313,7 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int) ->
     build_s = time.perf_counter() - t
     stats = art.metadata["stats"]
     return {"n_docs": n, "clusters": clusters, "consensus_runs": consensus_runs,
+            "entity_embedding": entity_embedding,
             "setup_s": round(setup_s, 1), "build_s": round(build_s, 1),
             "rss_before_build_mib": round(before_rss, 1),
             "peak_before_build_mib": round(before_peak, 1),
@@ -320,6 +329,9 @@ def main() -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
     p.add_argument("--clusters", choices=("documents", "entities"), default="documents")
     p.add_argument("--consensus-runs", type=int, default=2)
+    p.add_argument("--entity-embedding", choices=("static", "model"), default="static",
+                   help="how the entity names are embedded (the pipeline's option; default "
+                        "its default, static)")
     p.add_argument("--cache", default="/tmp/bench_structure_driver")
     p.add_argument("--corpus", default=NFCORPUS)
     p.add_argument("--prepare-only", action="store_true")
@@ -329,22 +341,29 @@ def main() -> None:
     args = p.parse_args()
     if args.one is not None:
         print("RESULT " + json.dumps(run_one(args.one, args.cache, args.out, args.clusters,
-                                             args.consensus_runs)), flush=True)
+                                             args.consensus_runs, args.entity_embedding)),
+              flush=True)
         return
     if not os.path.exists(os.path.join(args.cache, "DONE")):
         prepare(args.cache, args.corpus)
+    if args.entity_embedding == "static":  # the distilled table, cached before any measure
+        sys.path.insert(0, ROOT)
+        from mteb_stratified.structure.static_embed import distill
+        distill()
     if args.prepare_only:
         return
     print("driver peak memory of build_structure on a SYNTHETIC corpus (NFCorpus sentences; "
           "rows composed from per-sentence extractions, embeddings looked up: see the "
-          f"docstring); --clusters {args.clusters}, --consensus-runs {args.consensus_runs}",
+          f"docstring); --clusters {args.clusters}, --consensus-runs {args.consensus_runs}, "
+          f"--entity-embedding {args.entity_embedding}",
           flush=True)
     results = []
     for n in args.sizes:
         out = os.path.join(args.cache, f"out-{os.getpid()}-{n}")  # one per bench run
         cmd = [sys.executable, os.path.abspath(__file__), "--one", str(n), "--out", out,
                "--cache", args.cache, "--clusters", args.clusters,
-               "--consensus-runs", str(args.consensus_runs)]
+               "--consensus-runs", str(args.consensus_runs),
+               "--entity-embedding", args.entity_embedding]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
         except subprocess.TimeoutExpired:

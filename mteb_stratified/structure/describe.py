@@ -61,7 +61,7 @@ def level_rows(tree, labels, strength, freq, names, mass: dict) -> list:
     return rows
 
 
-def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg, tree=None,
+def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
              docs=None) -> StructureTables:
     """The tables of a built structure (module docstring); ``tree``: the cluster tree
     (:mod:`.hierarchy`; None: the fine clusters under one root); ``docs``: the document map
@@ -194,11 +194,6 @@ def seed_stability(texts: dict, linked, tables: StructureTables, cfg, clusters=N
     docs = sorted(d for d in own if d in own2)
     ari = adjusted_rand([own[d] for d in docs], [own2[d] for d in docs]) if docs else 1.0
     return {"seed_ari": float(ari), "docs": len(docs), **extra}
-
-
-def failures_of(texts: dict, rows) -> dict:
-    """``{doc_id: reason}`` of the documents whose extraction failed (rows read in chunks)."""
-    return {d: row["failed"] for d, row in ordered_rows(rows, texts) if row.get("failed")}
 
 
 def package_versions() -> dict:

@@ -46,7 +46,6 @@ def _read_names(texts: dict, rows) -> tuple:
     ``(doc_names, doc_freq, description)``, each name's first description."""
     from array import array
 
-    from .namelists import NameLists
     from .rows import ordered_rows
 
     df: Counter = Counter()
