@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .rows import ordered_rows
+
 __all__ = ["StructureTables", "describe", "build_metadata", "package_versions"]
 
 
@@ -59,7 +61,7 @@ def level_rows(tree, labels, strength, freq, names, mass: dict) -> list:
     return rows
 
 
-def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg, tree=None,
+def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
              docs=None) -> StructureTables:
     """The tables of a built structure (module docstring); ``tree``: the cluster tree
     (:mod:`.hierarchy`; None: the fine clusters under one root); ``docs``: the document map
@@ -90,22 +92,24 @@ def describe(texts: dict, rows: dict, vocab, linked, clusters, cfg, tree=None,
                     "doc_freq": int(linked.node_doc_freq[names[i]]),
                     "centrality": float(strength[i]), "aliases": linked.aliases.get(names[i], []),
                     "description": vocab.description.get(names[i], "")} for i in range(n_nodes)]
-    failures = failures_of(texts, rows)
+    failures: dict = {}
+    votes: dict = {}
+    for d, row in ordered_rows(rows, texts):  # one pass, a chunk of rows at a time
+        if row.get("failed"):
+            failures[d] = row["failed"]
+        for short, long in row["abbreviations"].items():
+            votes.setdefault(short, Counter())[long.lower()] += 1
     no_weights = sorted(d for d in texts if d not in weights)
     reasons = {}
-    for d in no_weights:
+    for d, row in ordered_rows(rows, no_weights):
         if d in failures:
             reasons[d] = "extraction failed"
-        elif not rows[d]["entities"]:
+        elif not row["entities"]:
             reasons[d] = "no entities extracted"
         elif not linked.doc_entities[d]:
             reasons[d] = "all entities are stop-entities"
         else:
             reasons[d] = "no entity in a cluster (all rare or in dissolved clusters)"
-    votes: dict = {}
-    for d in texts:
-        for short, long in rows[d]["abbreviations"].items():
-            votes.setdefault(short, Counter())[long.lower()] += 1
     abbreviations = {s: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                      for s, v in sorted(votes.items()) if sum(v.values()) >= 2}
     if tree is None:
@@ -192,11 +196,6 @@ def seed_stability(texts: dict, linked, tables: StructureTables, cfg, clusters=N
     return {"seed_ari": float(ari), "docs": len(docs), **extra}
 
 
-def failures_of(texts: dict, rows: dict) -> dict:
-    """``{doc_id: reason}`` of the documents whose extraction failed."""
-    return {d: rows[d]["failed"] for d in texts if rows[d].get("failed")}
-
-
 def package_versions() -> dict:
     """Versions of the packages that shape a structure (for provenance)."""
     from importlib import metadata
@@ -229,7 +228,12 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
                    quality=None) -> dict:
     """The artifact's ``metadata.json`` (module docstring)."""
     leiden = clusters.leiden
-    failures = failures_of(texts, rows)
+    failures: dict = {}
+    raw_mentions = 0
+    for d, row in ordered_rows(rows, texts):  # one pass, a chunk of rows at a time
+        raw_mentions += row.get("n_raw", 0)
+        if row.get("failed"):
+            failures[d] = row["failed"]
     return {
         "format": artifact_format,
         "name": name,
@@ -245,7 +249,7 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
         "packages": package_versions(),
         "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
         "stats": {
-            "raw_entity_mentions": int(sum(rows[d].get("n_raw", 0) for d in texts)),
+            "raw_entity_mentions": int(raw_mentions),
             "normalised_names": len(vocab.doc_freq),
             "stop_entities": len(vocab.stop_entities),
             "vocabulary": len(vocab.names),

@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Iterator
+
+import numpy as np
 
 from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
@@ -38,10 +41,11 @@ class Checkpoint:
             with atomic_write(meta) as fh:
                 json.dump({"key": key}, fh)
 
-    def load(self) -> dict:
-        done: dict = {}
+    def scan(self) -> Iterator[tuple[dict, int]]:
+        """``(row, byte offset)`` of every good row, in file order; a torn or foreign tail
+        (a crash, a full disk) is cut off the file once the scan ends."""
         if not os.path.exists(self.path):
-            return done
+            return
         good = 0
         with open(self.path, "rb") as fh:
             for line in fh:
@@ -53,18 +57,28 @@ class Checkpoint:
                     break
                 if not isinstance(row, dict) or not isinstance(row.get("doc_id"), str):
                     break  # not a row of ours: keep what came before it
-                done[row["doc_id"]] = row
+                yield row, good
                 good += len(line)
         with open(self.path, "r+b") as fh:
             fh.truncate(good)
-        return done
 
-    def append(self, rows: list[dict]) -> None:
-        with open(self.path, "a", encoding="utf-8") as fh:
+    def load(self) -> dict:
+        """``{doc_id: row}`` of every good row (a later row of a document wins)."""
+        return {row["doc_id"]: row for row, _ in self.scan()}
+
+    def append(self, rows: list[dict]) -> list[int]:
+        """Append ``rows`` (fsynced); returns each one's byte offset in the file."""
+        offsets = []
+        with open(self.path, "ab") as fh:
+            at = fh.seek(0, os.SEEK_END)
             for row in rows:
-                fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+                line = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
+                offsets.append(at)
+                fh.write(line)
+                at += len(line)
             fh.flush()
             os.fsync(fh.fileno())
+        return offsets
 
 
 def _work_key(meta: str):
@@ -133,8 +147,10 @@ def plan_words(plan: dict, checkpointed: int = 0) -> str:
 
 
 def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: bool,
-                      report, retry_failed: bool = False, engine=None) -> dict:
-    """``{doc_id: row}`` for every document of ``texts`` (module docstring); ``report`` gets
+                      report, retry_failed: bool = False, engine=None):
+    """``{doc_id: row}`` for every document of ``texts`` (module docstring): with ``work``, a
+    :class:`~.rows.CheckpointRows` that reads them from the checkpoint when asked (the rows
+    are never all held), else a dict; ``report`` gets
     ``resumed_docs`` and ``extracted_docs``.  ``retry_failed``: checkpointed rows of failed
     documents are extracted again.
 
@@ -152,9 +168,9 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
                              "normaliser": NORMALISER_VERSION, "min_chars": cfg.min_chars,
                              "max_words": cfg.max_words})
         ckpt = Checkpoint(work, key)
-        done = ckpt.load()
-        if retry_failed:
-            done = {d: row for d, row in done.items() if not row.get("failed")}
+        for row, offset in ckpt.scan():  # done: each document's row offset, not its row
+            done[row["doc_id"]] = None if retry_failed and row.get("failed") else offset
+        done = {d: offset for d, offset in done.items() if offset is not None}
     report.resumed_docs = len(done)
     todo = [d for d in ids if d not in done]
     if todo and hasattr(extractor, "plan"):  # an extractor that pays per answer: say what
@@ -172,10 +188,9 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
                (extract_rows(extractor, chunk, texts, cfg) for chunk in chunks))
     for rows in results:
         new = [r for r in rows if r["doc_id"] in todo_set and r["doc_id"] not in fresh]
-        if ckpt is not None and new:
-            ckpt.append(new)
-        for row in new:
-            done[row["doc_id"]] = row
+        offsets = ckpt.append(new) if ckpt is not None and new else new
+        for row, kept in zip(new, offsets):
+            done[row["doc_id"]] = kept
             fresh.add(row["doc_id"])
         report.extracted_docs += len(new)
         if bar is not None:
@@ -186,4 +201,8 @@ def extract_documents(texts: dict, extractor, cfg, work: str | None, progress: b
                            f"row for {len(missing)} documents (e.g. {missing[:3]})")
     if bar is not None:
         bar.close()
-    return done
+    if ckpt is None:
+        return done
+    from .rows import CheckpointRows
+    return CheckpointRows(ckpt.path, ids, np.fromiter((done[d] for d in ids), dtype=np.int64,
+                                                      count=len(ids)))

@@ -11,10 +11,25 @@ __all__ = ["corpus_fingerprint", "doc_text", "text_hash", "settings_hash"]
 
 
 def settings_hash(obj) -> str:
-    """A short, stable hash of JSON-able settings (checkpoint and artifact keys)."""
+    """A short, stable hash of JSON-able settings (checkpoint and artifact keys).
+
+    The hash of ``json.dumps(obj, sort_keys=True)``, fed to sha256 piece by piece as the
+    encoder yields it, so a key over every document text (the document embeddings' cache) never
+    holds the whole JSON string, nor its bytes, at once.
+    """
     import json
 
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+    h = hashlib.sha256()
+    piece: list = []
+    size = 0
+    for chunk in json.JSONEncoder(sort_keys=True).iterencode(obj):
+        piece.append(chunk)
+        size += len(chunk)
+        if size >= 1 << 20:
+            h.update("".join(piece).encode())
+            piece, size = [], 0
+    h.update("".join(piece).encode())
+    return h.hexdigest()[:16]
 
 
 def text_hash(text: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EntityGraph", "link_entities"]
+__all__ = ["EntityGraph", "link_entities", "canonical_doc_entities"]
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,7 @@ def link_entities(vocab, emb: np.ndarray, texts: dict, cfg,
         aliases.setdefault(alias_of[a], []).append(a)
 
     # canonical doc entities (all names, rare ones included; stop-entities dropped)
-    doc_entities = {d: sorted({alias_of.get(n, n) for n in vocab.doc_names[d] if n not in stop_set})
-                    for d in texts}
-    node_df: Counter = Counter()
-    for d in texts:
-        node_df.update(doc_entities[d])
+    doc_entities, node_df = canonical_doc_entities(vocab.doc_names, alias_of, stop_set)
 
     src, dst = node_of[edges.src], node_of[edges.dst]
     keep = (edges.weight >= cfg.threshold) & (src != dst)
@@ -87,3 +83,36 @@ def link_entities(vocab, emb: np.ndarray, texts: dict, cfg,
     lo, hi, w = lo[first], hi[first], w[first]
     return EntityGraph(node_names, aliases, len(alias_of), doc_entities, node_df, lo, hi, w,
                        to_igraph(n_nodes, lo, hi, w), edges.index)
+
+
+def canonical_doc_entities(doc_names, alias_of: dict, stop_set: set) -> tuple:
+    """``(doc_entities, node_doc_freq)``: each document's distinct canonical names, sorted
+    (aliases replaced by their canonical name, stop-entities dropped), as a
+    :class:`~.namelists.NameLists` over the same names as ``doc_names``, and the documents of
+    each canonical name (a Counter in order of first occurrence, as counting the documents one
+    by one gives it).  Worked out on the codes, without a list or set per document."""
+    from .namelists import NameLists
+
+    names = doc_names.names
+    code = {n: i for i, n in enumerate(names)}
+    canon = np.arange(len(names), dtype=np.int64)
+    for a, c in alias_of.items():
+        canon[code[a]] = code[c]
+    for n in stop_set:
+        if n in code:
+            canon[code[n]] = -1
+    doc = doc_names.doc_index()
+    c = canon[doc_names.codes]
+    keep = c >= 0
+    # names sorted, so their codes are too: unique (document, code) pairs are each
+    # document's sorted distinct canonical names
+    key = np.unique(doc[keep] * max(len(names), 1) + c[keep])
+    pair_doc, pair_code = np.divmod(key, max(len(names), 1))
+    offsets = np.zeros(len(doc_names.ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pair_doc, minlength=len(doc_names.ids)), out=offsets[1:])
+    doc_entities = NameLists(doc_names.ids, names, offsets, pair_code.astype(np.int32))
+    counts = np.bincount(pair_code, minlength=len(names))
+    seen, first = np.unique(pair_code, return_index=True)
+    order = seen[np.argsort(first, kind="stable")]
+    node_df = Counter({names[i]: n for i, n in zip(order.tolist(), counts[order].tolist())})
+    return doc_entities, node_df

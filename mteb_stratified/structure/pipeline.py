@@ -152,18 +152,20 @@ def _validate(corpus: dict) -> dict:
 
 
 
-def _check_extracted(rows: dict, work: str | None) -> None:
-    """An InputError when the extraction failed for every document (nothing to cluster)."""
-    failed = [r for r in rows.values() if r.get("failed")]
-    if rows and len(failed) == len(rows):
-        where = (f"each document's reason is in {os.path.join(work, 'extraction.jsonl')} "
-                 "('failed') and the answer cache" if work else "see the extractor's failures")
-        raise InputError(
-            f"the entity extraction failed for all {len(rows)} documents (first reason: "
-            f"{str(failed[0]['failed'])[:200]}); {where}",
-            fix="check that --base-url serves --model and that the model answers in JSON (an "
-                "instruction-following model), then rerun with --retry-failed to ask again "
-                "for the failed documents")
+def _check_extracted(rows, work: str | None) -> None:
+    """An InputError when the extraction failed for every document (nothing to cluster);
+    ``rows`` (a dict or :class:`~.rows.CheckpointRows`) are read up to the first good one."""
+    if not rows or any(not r.get("failed") for r in rows.values()):
+        return
+    first = next(iter(rows.values()))
+    where = (f"each document's reason is in {os.path.join(work, 'extraction.jsonl')} "
+             "('failed') and the answer cache" if work else "see the extractor's failures")
+    raise InputError(
+        f"the entity extraction failed for all {len(rows)} documents (first reason: "
+        f"{str(first['failed'])[:200]}); {where}",
+        fix="check that --base-url serves --model and that the model answers in JSON (an "
+            "instruction-following model), then rerun with --retry-failed to ask again "
+            "for the failed documents")
 
 
 def _quality(texts: dict, vocab, linked, tables, cfg, docs=None, clusters=None) -> dict:

@@ -116,11 +116,15 @@ def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: d
     n_docs = len(texts)
     if generic_test is None:
         generic_test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)))
-    doc_sets: dict = {}
-    for d in sorted(doc_entities):
-        for e in doc_entities[d]:
-            doc_sets.setdefault(e, set()).add(d)
     tops = top_entities(entities)
+    # the documents of the entities NPMI is taken over (the top ones): not of every entity
+    wanted = {e for top in tops.values() for e in top}
+    wanted.update(e for r in levels for e in r.get("top_entities", []))
+    doc_sets: dict = {}
+    for d, names in doc_entities.items():
+        for e in names:
+            if e in wanted:
+                doc_sets.setdefault(e, set()).add(d)
     rows = []
     for c in clusters:
         top = tops.get(int(c["id"]), [])

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fingerprint import settings_hash
+from .namelists import NameLists
 
 __all__ = ["Vocabulary", "build_vocabulary", "embed_vocabulary", "embedding_inputs"]
 
@@ -31,7 +32,7 @@ __all__ = ["Vocabulary", "build_vocabulary", "embed_vocabulary", "embedding_inpu
 class Vocabulary:
     """The names of every document, their document frequencies, and what gets clustered."""
 
-    doc_names: dict        # doc_id -> normalised names (extraction order)
+    doc_names: NameLists   # doc_id -> normalised names (extraction order), as codes
     doc_freq: Counter      # name -> documents that contain it
     stop_entities: list    # too frequent: dropped everywhere, most frequent first
     names: list            # the clustered vocabulary, sorted
@@ -40,12 +41,38 @@ class Vocabulary:
     generic_test: object = None  # the fitted :class:`.specificity.GenericTest` (None: off)
 
 
-def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
-    """The vocabulary of the extracted ``rows`` (module docstring)."""
-    doc_names = {d: [e[0] for e in rows[d]["entities"]] for d in texts}
+def _read_names(texts: dict, rows) -> tuple:
+    """One pass over the rows in corpus order (:func:`.rows.ordered_rows`, a chunk at a time):
+    ``(doc_names, doc_freq, description)``, each name's first description."""
+    from array import array
+
+    from .rows import ordered_rows
+
     df: Counter = Counter()
-    for d in texts:
-        df.update(doc_names[d])
+    description: dict = {}
+    code: dict = {}  # name -> code by first occurrence
+    codes = array("i")
+    offsets = array("q", [0])
+    for _, row in ordered_rows(rows, texts):
+        names = [e[0] for e in row["entities"]]
+        df.update(names)
+        for n, desc in row["entities"]:
+            description.setdefault(n, desc)
+        codes.extend([code.setdefault(n, len(code)) for n in names])
+        offsets.append(len(codes))
+    ordered = sorted(code)  # codes in the names' sorted order: sorted codes = sorted names
+    remap = np.empty(len(ordered), dtype=np.int32)
+    remap[[code[n] for n in ordered]] = np.arange(len(ordered), dtype=np.int32)
+    doc_codes = remap[np.frombuffer(codes, dtype=np.int32)] if codes else np.zeros(0, np.int32)
+    doc_names = NameLists(list(texts), ordered, np.frombuffer(offsets, dtype=np.int64),
+                          doc_codes)
+    return doc_names, df, description
+
+
+def build_vocabulary(texts: dict, rows, cfg) -> Vocabulary:
+    """The vocabulary of the extracted ``rows`` (module docstring), read once in corpus
+    order, a chunk at a time (``rows``: a dict or a :class:`~.rows.CheckpointRows`)."""
+    doc_names, df, description = _read_names(texts, rows)
     max_df = cfg.max_doc_share * len(texts)
     stop_entities = sorted((n for n, c in df.items() if c > max_df), key=lambda n: (-df[n], n))
     stop_set = set(stop_entities)
@@ -62,10 +89,6 @@ def build_vocabulary(texts: dict, rows: dict, cfg) -> Vocabulary:
         generic = [n for n in frequent if test.is_generic(n)]
     generic_set = set(generic)
     names = [n for n in frequent if n not in generic_set]
-    description: dict = {}
-    for d in texts:
-        for n, desc in rows[d]["entities"]:
-            description.setdefault(n, desc)
     return Vocabulary(doc_names, df, stop_entities, names, description, generic, test)
 
 
