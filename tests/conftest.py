@@ -71,3 +71,30 @@ def pytest_make_collect_report(collector):
         rep.outcome = "failed"
         rep.longrepr = (f"module skipped at collection, which is not allowed here: "
                         f"{_skip_reason(rep.longrepr)}\n  fix: {_FIX}")
+
+
+#: The test files that take longest (real LLM servers, Ray, a fresh venv, model loads), run
+#: first: ``pytest -n 2 --dist loadfile`` hands whole files to the workers in collection order,
+#: so a long file started last would leave one worker running it alone at the end.
+LONGEST_FIRST = (
+    "tests/generation/test_generate_server.py",
+    "tests/adapters/test_ray_engine.py",
+    "tests/readme/test_readme.py",
+    "tests/structure/test_llm_server.py",
+    "tests/adapters/precision/test_user_model_task.py",
+    "tests/generation/test_concurrency.py",
+    "tests/adapters/precision/test_reranker.py",
+    "tests/plugins/test_autoload_wheel.py",
+    "tests/generation/test_offline.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    root = str(config.rootpath)
+
+    def key(item):
+        path = os.path.relpath(str(item.path), root).replace(os.sep, "/")
+        return rank.get(path, len(rank))
+
+    items.sort(key=key)  # stable: every file's own order is kept
