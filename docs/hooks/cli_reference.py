@@ -43,7 +43,7 @@ def COMMANDS_SUMMARY(commands, name):  # noqa: N802 - a tiny lookup kept next to
 def render() -> str:
     """The Markdown of the CLI reference (the top-level help, then every subcommand)."""
     old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"  # argparse wraps at $COLUMNS: a fixed width, a stable page
+    os.environ["COLUMNS"] = "80"  # argparse wraps at $COLUMNS: a fixed width, a stable page
     try:
         top, commands = _subparsers()
         parts = ["## mteb-stratified", "", "```text", top.format_help().rstrip(), "```", ""]
