@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -73,7 +74,8 @@ def _markdown_files() -> list[Path]:
 def test_readme_is_short():
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= MAX_README_LINES, (
-        f"README.md has {len(lines)} lines (at most {MAX_README_LINES}): move the detail into docs/")
+        f"README.md has {len(lines)} lines (at most {MAX_README_LINES}): "
+        "move the detail into docs/")
 
 
 def test_every_nav_page_exists_and_every_page_is_in_the_nav():
@@ -124,10 +126,11 @@ def test_mkdocs_build_strict(tmp_path):
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
          "-f", str(REPO / "mkdocs.yml"), "-d", str(tmp_path / "site")],
         cwd=REPO, capture_output=True, text=True, timeout=600,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, (
         f"mkdocs build --strict failed (exit {proc.returncode}; install the docs extra with "
-        f"pip install '.[docs]' if mkdocs is missing):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        f"pip install '.[docs]' if mkdocs is missing):\n"
+        f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
