@@ -9,6 +9,7 @@ that ``mteb-stratified`` itself builds).  So the page cannot drift from the code
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -23,21 +24,18 @@ FIGURES = {
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _subparsers():
+def _parsers():
+    """The top-level summary parser and ``(name, summary, parser)`` for every subcommand."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from mteb_stratified.cli import COMMANDS
     from mteb_stratified.cli.main import build_parser, summary_parser
 
     parser = build_parser()
-    action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    order = [name for name, _ in COMMANDS.values()]
-    return summary_parser(), [(name, COMMANDS_SUMMARY(COMMANDS, name), action.choices[name])
-                              for name in order if name in action.choices]
-
-
-def COMMANDS_SUMMARY(commands, name):  # noqa: N802 - a tiny lookup kept next to its user
-    return next(summary for command, summary in commands.values() if command == name)
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = [(name, summary, action.choices[name]) for name, summary in COMMANDS.values()
+                if name in action.choices]
+    return summary_parser(), commands
 
 
 def render() -> str:
@@ -45,7 +43,7 @@ def render() -> str:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "80"  # argparse wraps at $COLUMNS: a fixed width, a stable page
     try:
-        top, commands = _subparsers()
+        top, commands = _parsers()
         parts = ["## mteb-stratified", "", "```text", top.format_help().rstrip(), "```", ""]
         for name, summary, parser in commands:
             parts += [f"## {name}", "", f"{summary[0].upper()}{summary[1:]}.", "",
