@@ -32,7 +32,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SKIP_ALLOWED_MARKERS = ("gpu", "cpu_only")
 
 _FIX = ("every test must run: install what it needs with `bash .ci/run` (or pip install "
-        "'.[all,test]' and the steps in .ci/run), or pass --allow-skips for a partial setup")
+        "'.[all,test,docs]' and the steps in .ci/run), or pass --allow-skips for a partial setup")
 
 
 def pytest_addoption(parser):

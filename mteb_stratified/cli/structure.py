@@ -26,7 +26,7 @@ from ._args import add_llm_endpoint, float_in, int_at_least, print_json
 
 def _add_speed_arguments(g) -> None:
     """The settings that trade build time: how names and documents are embedded, and how the
-    seed ARI is measured (README "Structure in minutes")."""
+    seed ARI is measured (docs/validity/structure.md, "Structure in minutes")."""
     g.add_argument("--seed-ari", choices=("split-half", "second-build"), default="split-half",
                    help="how the artifact's quality.seed_ari is measured: split-half = the ARI "
                         "between the consensus of the first half of the Leiden runs and that of "
@@ -40,8 +40,8 @@ def _add_speed_arguments(g) -> None:
     g.add_argument("--document-embedding", choices=("static", "model"), default=None,
                    help="how documents are embedded for the document map, as above: static is "
                         "the fast path (5,000 abstracts in under 2 minutes), with as good seed "
-                        "ARI, NPMI and strata power on NFCorpus but coarser clusters (README "
-                        "'Structure in minutes') (default: model)")
+                        "ARI, NPMI and strata power on NFCorpus but coarser clusters "
+                        "(docs/validity/structure.md, 'Structure in minutes') (default: model)")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -47,7 +47,7 @@ __all__ = ["ClusterTree", "TreeCut", "cut_tree", "check_min_queries", "DEFAULT_M
 #: Default minimum number of queries of an evaluated stratum, chosen on NFCorpus dev with
 #: ``benchmarks/strata_power.py`` over m ∈ {1, 20, 30, 40, 50, 60}: the smallest m whose paired
 #: max-|z| test reached power ≥ 0.8 at d = 0.10 in strata holding 20% of the queries (document
-#: map: 0.79 at m = 40, 0.83 at m = 50; README "Strata with power").
+#: map: 0.79 at m = 40, 0.83 at m = 50; docs/validity/strata-power.md).
 DEFAULT_MIN_QUERIES = 50
 
 

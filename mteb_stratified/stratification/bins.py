@@ -7,7 +7,7 @@
   MiniLM cosine ≥ τ) or ``exact`` (J over entity names).  The default was chosen on NFCorpus
   dev: given |rel| and lexical containment, J over concepts kept a partial Spearman
   correlation with nDCG@10 of 0.38 (BM25) and 0.38 (MiniLM), J over names 0.38 and 0.31
-  (``benchmarks/strata_validity.py``; README "Strata with power").
+  (``benchmarks/strata_validity.py``; docs/validity/strata-power.md).
 
 The number of bins follows the number of cut-points (k cut-points, k + 1 bins); cells and level
 names: :mod:`mteb_stratified.core.cells`.

@@ -15,7 +15,7 @@ the entity map:
 * the cluster tree is Ward's linkage of the clusters' mean document embeddings (:mod:`.hierarchy`).
 
 Measured against the entity map on NFCorpus dev (power of the strata tests and coherence):
-README "Strata with power".
+docs/validity/strata-power.md.
 """
 
 from __future__ import annotations
