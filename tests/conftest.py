@@ -74,8 +74,8 @@ def pytest_make_collect_report(collector):
 
 
 #: The test files that take longest (real LLM servers, Ray, a fresh venv, model loads), run
-#: first: ``pytest -n 2 --dist loadfile`` hands whole files to the workers in collection order,
-#: so a long file started last would leave one worker running it alone at the end.
+#: first: ``pytest -n auto --dist loadgroup`` hands whole groups to the workers in collection
+#: order, so a long file started last would leave one worker running it alone at the end.
 LONGEST_FIRST = (
     "tests/generation/test_generate_server.py",
     "tests/adapters/test_ray_engine.py",
@@ -89,12 +89,24 @@ LONGEST_FIRST = (
 )
 
 
+#: The files that start a real ``transformers serve`` (SmolLM2 on the CPU): one worker runs
+#: them one after the other, so two servers never decode at once on two cores.
+REAL_SERVER_FILES = ("tests/generation/test_generate_server.py",
+                     "tests/structure/test_llm_server.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    """The longest files first (stable: every file's own order is kept), and each file one
+    ``xdist_group`` (``pytest -n auto --dist loadgroup``: a worker runs a whole file, so its
+    module fixtures load once), the real-server files one group together."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     root = str(config.rootpath)
 
-    def key(item):
-        path = os.path.relpath(str(item.path), root).replace(os.sep, "/")
-        return rank.get(path, len(rank))
+    def path_of(item):
+        return os.path.relpath(str(item.path), root).replace(os.sep, "/")
 
-    items.sort(key=key)  # stable: every file's own order is kept
+    items.sort(key=lambda item: rank.get(path_of(item), len(rank)))
+    for item in items:
+        path = path_of(item)
+        item.add_marker(pytest.mark.xdist_group(
+            "real-llm-server" if path in REAL_SERVER_FILES else path))

@@ -9,7 +9,8 @@ from a person's terminal, neither in the commands: the MTEB runs use a small sub
 are benchmarks), and ``PIP_RETRIES=0`` makes pip skip the unreachable pytorch.org index at once
 on this offline machine (it then takes torch from the package registries it can reach).
 
-The same run checks the docs' figures: every ``console`` block of the README and of ``docs/``
+Then the small-subset MTEB pipeline of ``docs/getting-started/mteb.md`` ("A small run first")
+runs as written.  The same run checks the docs' figures: every ``console`` block of the README and of ``docs/``
 that shows one of these commands must show what it printed (``console_blocks.py``), so a
 figure edited by hand, or left behind when the output changed, fails.  Full-split figures,
 which this run cannot make, are ``text`` blocks naming their command and date.
@@ -32,6 +33,8 @@ from console_blocks import command_key, compare_output, docs_console_blocks
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = ("Install", "Quick start", "Use with MTEB")
 SUBSET = {"MTEB_STRATIFIED_MAX_QUERIES": "5", "MTEB_STRATIFIED_MAX_DOCS": "100"}
+#: Then the docs' small-subset MTEB pipeline, as written (its commands name their own subset).
+DOCS_SECTIONS = (("docs/getting-started/mteb.md", ("A small run first",)),)
 
 
 def readme_commands(text: str, sections=SECTIONS) -> list[tuple[str, str]]:
@@ -114,8 +117,12 @@ def readme_run(tmp_path_factory):
     env.update(SUBSET, VIRTUAL_ENV=str(env_dir), PATH=f"{bindir}{os.pathsep}{env['PATH']}",
                PIP_RETRIES="0", PIP_DISABLE_PIP_VERSION_CHECK="1", HF_HUB_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    commands = readme_commands((clone / "README.md").read_text(encoding="utf-8"))
+    for page, sections in DOCS_SECTIONS:
+        commands += [(f"{page}: {sec}", cmd) for sec, cmd in
+                     readme_commands((clone / page).read_text(encoding="utf-8"), sections)]
     ran = []
-    for section, cmd in readme_commands((clone / "README.md").read_text(encoding="utf-8")):
+    for section, cmd in commands:
         t0 = time.perf_counter()
         proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=clone, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -151,8 +158,9 @@ def test_the_docs_console_blocks_show_what_the_commands_print(readme_run):
     _, _, _, ran = readme_run
     printed = {command_key(cmd): output for _, cmd, code, output, _ in ran if code == 0}
     shown = [s for s in docs_console_blocks(REPO) if s.output and s.key in printed]
-    assert any("evaluate --qrels nfcorpus:test" in s.key for s in shown), \
-        "the quick start's evaluate block is not among the blocks checked"
+    for needed in ("evaluate --qrels nfcorpus:test", "leaderboard quick", "stratify quick"):
+        assert any(needed in s.key for s in shown), \
+            f"no console block of `{needed}` (the quick start, the small MTEB run) was checked"
     problems = [p for s in shown if (p := compare_output(s, printed[s.key]))]
     assert not problems, ("docs differ from what the commands print now (rerun them and "
                           "paste the output, or fix the command):\n\n" + "\n\n".join(problems))

@@ -66,8 +66,10 @@ def free_port() -> int:
 
 def start_server(model_dir: str, port: int, log_path: str, timeout: float = 240.0):
     """Start ``transformers serve`` and wait until it answers; return the Popen."""
+    # one thread: the suite runs on every core (pytest -n auto), where a server's threads would
+    # contend with the other worker's
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false")
+               TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     log = open(log_path, "wb")
     cli = os.path.join(os.path.dirname(sys.executable), "transformers")
     cmd = [cli if os.path.exists(cli) else "transformers", "serve", model_dir,
