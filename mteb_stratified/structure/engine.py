@@ -7,8 +7,9 @@ with the corpus and that need no other document:
   :func:`~.extraction.extract_rows` (extraction and normalisation) for each chunk of document
   ids, in any order; the pipeline checkpoints each row as it arrives and keeps one row per
   document;
-* ``embed(inputs, model, batch_size)`` returns the unit embeddings of ``inputs`` (one row each,
-  order kept), encoded in the batches of :func:`~.embed.length_batches`.
+* ``embed(inputs, model, batch_size, int8=False)`` returns the unit embeddings of ``inputs`` (one
+  row each, order kept), encoded in the batches of :func:`~.embed.length_batches` (``int8``: by
+  the model quantised to int8, :func:`~.sentence_model.quantize_int8`).
 
 The vocabulary filters, the graph and Leiden need the whole corpus and run in the calling
 process with any engine.  An engine changes where the work runs, never its result: the same
@@ -51,9 +52,11 @@ class LocalEngine:
         for chunk, entities in zip(chunks, raw):
             yield normalised_rows(chunk, entities, {}, texts, cfg)
 
-    def embed(self, inputs: Sequence[str], model: str | None, batch_size: int) -> np.ndarray:
+    def embed(self, inputs: Sequence[str], model: str | None, batch_size: int, *,
+              int8: bool = False) -> np.ndarray:
         from .embed import embed_texts
-        return embed_texts(inputs, model, batch_size=batch_size, show_progress=self.progress)
+        return embed_texts(inputs, model, batch_size=batch_size, show_progress=self.progress,
+                           int8=int8)
 
     def summary(self) -> dict:
         return {"engine": self.name}

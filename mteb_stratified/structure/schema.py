@@ -193,6 +193,7 @@ METADATA: dict = {
     "clusters": (OPTIONAL, one_of("documents", "entities")),
     "embedding_model": (OPTIONAL, optional(MODEL)),  # provenance
     "static_embedding": (OPTIONAL, OBJECT),  # provenance (describe.static_embedding_record)
+    "int8_embedding": (OPTIONAL, OBJECT),  # provenance (describe.int8_embedding_record)
     "corpus": (REQUIRED, OBJECT),
     "corpus.fingerprint": (REQUIRED, NAME),
     "corpus.n_docs": (REQUIRED, integer(1, MAX_COUNT)),
@@ -209,7 +210,8 @@ METADATA: dict = {
     # REQUEST_BOUNDS (a number that is not a positive integer: the user's default)
     "parameters": (REQUIRED, OBJECT),
     "parameters.embedding_model": (OPTIONAL, optional(MODEL)),
-    "parameters.entity_embedding": (OPTIONAL, one_of("static", "model")),
+    "parameters.entity_embedding": (OPTIONAL, one_of("static", "model", "int8")),
+    "parameters.document_embedding": (OPTIONAL, one_of("static", "model", "int8")),
     "parameters.min_chars": (OPTIONAL, integer(0, 1000)),
     "parameters.max_words": (OPTIONAL, integer(1, 1000)),
     "parameters.threshold": (OPTIONAL, number(-1, 1)),

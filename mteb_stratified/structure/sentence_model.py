@@ -7,7 +7,8 @@ import os
 
 from .._optional import require
 
-__all__ = ["DEFAULT_MODEL", "default_model_name", "resolve_model", "load_sentence_model"]
+__all__ = ["DEFAULT_MODEL", "default_model_name", "resolve_model", "load_sentence_model",
+           "quantize_int8"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _LOADED: dict = {}
@@ -24,17 +25,49 @@ def resolve_model(name: str | None) -> str:
     return name
 
 
-def load_sentence_model(name: str | None = None, device: str = "cpu"):
+def load_sentence_model(name: str | None = None, device: str = "cpu", *, int8: bool = False):
     """A (cached) SentenceTransformer on ``device`` (CPU by default); ``None`` is the packaged
     all-MiniLM-L6-v2.
+
+    ``int8``: every ``nn.Linear`` of the model replaced by PyTorch's dynamically quantised one
+    (:func:`quantize_int8`); CPU only.
 
     A model folder on disk (the packaged one included) is loaded with
     ``local_files_only=True``, so no hub request is made; a hub name is resolved as the user's
     own Hugging Face settings say (``HF_HUB_OFFLINE`` is read, never set).
     """
     path = resolve_model(name)
-    if (path, device) not in _LOADED:
+    if int8 and device != "cpu":
+        raise ValueError(f"the int8 embedding runs on the CPU only, not on {device}")
+    key = (path, device, bool(int8))
+    if key not in _LOADED:
         st = require("sentence_transformers", "structure")
-        _LOADED[path, device] = st.SentenceTransformer(path, device=device,
-                                                       local_files_only=os.path.isdir(path))
-    return _LOADED[path, device]
+        model = st.SentenceTransformer(path, device=device, local_files_only=os.path.isdir(path))
+        _LOADED[key] = quantize_int8(model) if int8 else model
+    return _LOADED[key]
+
+
+def quantize_int8(st_model):
+    """``st_model`` with every ``torch.nn.Linear`` of its modules dynamically quantised to int8,
+    in place (and returned).
+
+    PyTorch's dynamic quantisation (``torch.ao.quantization.quantize_dynamic``): each weight
+    matrix is stored as int8 with one scale per output channel (``per_channel_dynamic_qconfig``),
+    and each batch's activations are quantised on the fly with one scale per tensor; the
+    matrix products run in int8 (fbgemm: AVX2/AVX-512 VNNI), the rest (embeddings, layer norm,
+    softmax, pooling) in float32.  On MiniLM-L6 and NFCorpus' 3,633 abstracts: 2.6x the float32
+    model's speed on 2 CPU cores (57 s against 151 s), cosine to the float32 embedding 0.985 on
+    average; the document map it gives is measured in docs/validity/structure.md ("Structure
+    in minutes").
+    """
+    import warnings
+
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():  # torch.ao's notice that torchao is its successor
+        warnings.simplefilter("ignore")
+        for i, module in enumerate(st_model):
+            st_model[i] = quantize_dynamic(module, {torch.nn.Linear: per_channel_dynamic_qconfig},
+                                           dtype=torch.qint8, inplace=True)
+    return st_model

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")  # the [ray] extra (conftest: a missing one fails)
@@ -78,6 +79,21 @@ def test_a_ray_build_is_byte_identical_to_the_single_machine_build(cluster, corp
     assert summary["steps"]["extract"]["items"] == N_DOCS == report.extracted_docs
     assert summary["steps"]["extract"]["workers"] == 2 and summary["cpus"] == 2
     assert summary["steps"]["embed"]["items"] > 0
+
+
+def test_int8_embeddings_on_ray_are_the_single_machine_bits(cluster, corpus):
+    """The int8 model (``--document-embedding int8``) on two Ray workers: the same batches, so
+    the same bits as in this process; and on GPUs it is refused before any actor starts."""
+    from mteb_stratified.structure.embed import INT8_BATCH
+    from mteb_stratified.structure.engine import LocalEngine
+    texts = [corpus[d]["text"] for d in sorted(corpus)][:40]
+    engine = _engine(workers=2)
+    ray_emb = engine.embed(texts, None, INT8_BATCH, int8=True)
+    assert np.array_equal(ray_emb, LocalEngine().embed(texts, None, INT8_BATCH, int8=True))
+    assert engine.summary()["steps"]["embed"]["workers"] == 2
+    engine.embed_device = "cuda"  # what --embed-device cuda sets (this cluster has no GPU)
+    with pytest.raises(InputError, match="CPUs only"):
+        engine.embed(texts, None, INT8_BATCH, int8=True)
 
 
 def _worker_pids(marker: str) -> list[int]:

@@ -75,3 +75,19 @@ def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):
     b = cluster_documents(texts, cfg, emb)
     assert a.labels.tolist() == b.labels.tolist() and a.n_clusters == b.n_clusters
     assert (a.labels >= 0).all()
+
+
+def test_an_int8_document_map_records_how_it_embedded(tmp_path, small_corpus, small_config):
+    """``document_embedding="int8"``: the artifact says so (its parameters and the int8
+    record, which the schema reads back)."""
+    from mteb_stratified.structure import StructureArtifact
+    from mteb_stratified.structure.pipeline import build_structure
+
+    cfg = dataclasses.replace(small_config, clusters="documents", document_embedding="int8")
+    out = str(tmp_path / "int8")
+    build_structure(small_corpus, cfg, out=out)
+    meta = StructureArtifact.load(out).metadata
+    assert meta["parameters"]["document_embedding"] == "int8"
+    rec = meta["int8_embedding"]
+    assert rec["documents"] is True and rec["entities"] is False and rec["batch_size"] == 16
+    assert rec["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")

@@ -1,0 +1,107 @@
+"""The document map's quality figures under each document embedding, over several Leiden seeds.
+
+One build's NPMI and seed ARI move from seed to seed, so comparing two embeddings on one seed
+each compares noise.  For each ``--method`` (``--document-embedding``: model, int8, static) and
+seed 0 … S−1 this runs
+
+    python -m mteb_stratified structure --corpus CORPUS -o WORK/METHOD-SEED --keep-work \\
+        --no-progress --json --document-embedding METHOD --seed SEED
+
+(seed 0 builds; each later seed starts from a copy of the previous one's work folder, so the
+extraction checkpoint and the document embeddings are reused and only the clustering and what
+follows it run again) and prints, per method, the mean and range over the seeds of the
+artifact's clusters, weighted and median NPMI, grab-bag mass share and seed ARI (the artifact's
+own, split-half), and the adjusted Rand index of the documents' partitions (each document's
+heaviest cluster) between the seeds of the method (its own noise) and against every seed of the
+first method (how far the embedding moves the map, to read against that noise).
+
+    python benchmarks/structure_seeds.py --corpus ../shared/data/nfcorpus \\
+        --method model int8 static --seeds 5 --work /tmp/seeds [--docs 5000]
+
+``--docs N``: the corpus of ``bench_structure.py --docs N`` (:func:`structure_corpus.make_slice`).
+Artifacts already in WORK are read, not rebuilt (delete WORK to start over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from structure_corpus import make_slice, partition_ari  # noqa: E402
+
+KEYS = ("npmi_weighted", "npmi_median", "grab_bag_mass_share", "seed_ari")
+
+
+def build(corpus: str, out: str, method: str, seed: int, previous: str | None) -> None:
+    """One artifact in ``out`` (module docstring); nothing to do when it is there."""
+    if os.path.exists(os.path.join(out, "metadata.json")):
+        return
+    if previous is not None and not os.path.exists(os.path.join(out, ".work")):
+        shutil.copytree(os.path.join(previous, ".work"), os.path.join(out, ".work"))
+    cmd = [sys.executable, "-m", "mteb_stratified", "structure", "--corpus", corpus, "-o", out,
+           "--keep-work", "--no-progress", "--json", "--document-embedding", method,
+           "--seed", str(seed)]
+    proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"structure failed ({proc.returncode}): {proc.stderr[-2000:]}")
+
+
+def quality(out: str) -> dict:
+    with open(os.path.join(out, "metadata.json"), encoding="utf-8") as fh:
+        return json.load(fh)["quality"]
+
+
+def span(values) -> str:
+    return f"{np.mean(values):+.3f} [{min(values):+.3f}, {max(values):+.3f}]"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", required=True, help="a BEIR folder")
+    p.add_argument("--docs", type=int, default=None, metavar="N")
+    p.add_argument("--method", nargs="+", default=["model", "int8", "static"],
+                   choices=["model", "int8", "static"])
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--work", required=True, help="where the artifacts are built and kept")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    corpus = make_slice(os.path.abspath(args.corpus), args.docs, os.path.join(args.work, "corpus"))
+    seeds = range(args.seeds)
+    print(f"# structure_seeds --corpus {args.corpus}" + (f" --docs {args.docs}" if args.docs else "")
+          + f" --seeds {args.seeds}  ({time.strftime('%Y-%m-%d')}, cpus {os.cpu_count()})")
+    print("mean [min, max] over the seeds; seed_ari: the artifact's own (split-half); ARI: of "
+          "the documents' partitions")
+    print(f"{'method':8s} {'clusters':>14s} " + " ".join(f"{k:>26s}" for k in KEYS)
+          + f"   {'ARI between its seeds':>26s}   ARI with {args.method[0]}, all pairs")
+    first = args.method[0]
+    for method in args.method:
+        outs = [os.path.join(args.work, f"{method}-{s}") for s in seeds]
+        for s, out in zip(seeds, outs):
+            build(corpus, out, method, s, outs[s - 1] if s else None)
+        q = [quality(o) for o in outs]
+        within = [partition_ari(outs[a], outs[b])[0]
+                  for a, b in itertools.combinations(range(len(outs)), 2)]
+        across = "" if method == first else span(
+            [partition_ari(os.path.join(args.work, f"{first}-{a}"), o)[0]
+             for a in seeds for o in outs])
+        clusters = [x["clusters"] for x in q]
+        print(f"{method:8s} {np.mean(clusters):5.1f} [{min(clusters)}, {max(clusters)}] "
+              + " ".join(f"{span([x[k] for x in q]):>26s}" for k in KEYS)
+              + f"   {span(within) if within else 'n/a':>26s}   {across}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
