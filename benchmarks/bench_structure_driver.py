@@ -211,7 +211,7 @@ class SyntheticEngine:
                 out.append(json.loads(json.dumps(row)))
             yield out
 
-    def embed(self, inputs, model, batch_size):
+    def embed(self, inputs, model, batch_size, **kwargs):
         if (len(inputs) == self.n_docs and inputs[0] == self.first_text
                 and inputs[-1] == self.last_text):  # the documents, in sorted-id order
             flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in self.doc_sentences])

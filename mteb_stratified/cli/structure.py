@@ -33,15 +33,15 @@ def _add_speed_arguments(g) -> None:
                         "the other half (no extra runs; conservative), second-build = against a "
                         "second consensus with seed + 1 (R more Leiden runs) "
                         "(default: split-half)")
-    g.add_argument("--entity-embedding", choices=("static", "model", "int8"), default=None,
+    g.add_argument("--entity-embedding", choices=("static", "model"), default=None,
                    help="how entity names are embedded: static = a lookup in the embedding "
                         "model's distilled static embedding (model2vec's method, distilled once "
-                        "per machine and cached), model = the model itself, int8 = the model "
-                        "with its linear layers quantised to int8 (CPU) (default: static)")
+                        "per machine and cached), model = the model itself (default: static)")
     g.add_argument("--document-embedding", choices=("static", "model", "int8"), default=None,
                    help="how documents are embedded for the document map, as above: static is "
                         "the fast path (5,000 abstracts in under 2 minutes, coarser clusters); "
-                        "int8 embeds documents 2.6-3x faster than model (5,000 abstracts in "
+                        "int8 = the model with its linear layers quantised to int8 (CPU only): "
+                        "it embeds documents 2.6-3x faster than model (5,000 abstracts in "
                         "under 3 minutes), with lower NPMI and seed ARI on NFCorpus over 5 "
                         "seeds (docs/validity/structure.md, 'Structure in minutes') "
                         "(default: model)")
@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         from ..adapters.ray_engine import check_address
         check_address(args.address)  # a malformed or ray:// address fails before any load
+        if args.embed_device != "cpu" and args.document_embedding == "int8":
+            raise InputError(f"--document-embedding int8 runs on CPUs only, not with "
+                             f"--embed-device {args.embed_device}",
+                             fix="drop --embed-device cuda, or use --document-embedding model")
     if args.cut_points is None:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     # one job per --out: a second one would repeat paid calls and race on the checkpoint

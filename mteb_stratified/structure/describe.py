@@ -224,10 +224,10 @@ def static_embedding_record(cfg) -> dict:
 
 
 def int8_embedding_record(cfg) -> dict:
-    """``{"int8_embedding": {...}}`` when the build embedded anything with the int8 model
+    """``{"int8_embedding": {...}}`` when the build embedded its documents with the int8 model
     (:func:`~.sentence_model.quantize_int8`: its scheme, PyTorch's quantised engine, whose
     kernels decide the bits, and the batch size), else nothing."""
-    if "int8" not in (cfg.entity_embedding, cfg.document_embedding):
+    if cfg.document_embedding != "int8":
         return {}
     import torch
 
@@ -236,9 +236,7 @@ def int8_embedding_record(cfg) -> dict:
                                "weights": "qint8, one scale per output channel",
                                "activations": "quint8, one scale per tensor and batch",
                                "quantized_engine": str(torch.backends.quantized.engine),
-                               "batch_size": INT8_BATCH,
-                               "entities": cfg.entity_embedding == "int8",
-                               "documents": cfg.document_embedding == "int8"}}
+                               "batch_size": INT8_BATCH, "documents": True}}
 
 
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,

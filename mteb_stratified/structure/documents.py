@@ -54,10 +54,12 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
         return embed_with(inputs, cfg.embedding_model, "static")
     int8 = cfg.document_embedding == "int8"
     key = settings_hash({"model": cfg.embedding_model, "documents": inputs,
-                         **({"int8": True} if int8 else {})})
+                         **({"int8": True, "batch": INT8_BATCH} if int8 else {})})
     path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
+    # int8 is passed only when asked for: an engine written before it keeps working
     return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model,
-                                                   INT8_BATCH if int8 else 64, int8=int8))
+                                                   INT8_BATCH if int8 else 64,
+                                                   **({"int8": True} if int8 else {})))
 
 
 def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None,

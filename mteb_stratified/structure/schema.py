@@ -210,7 +210,7 @@ METADATA: dict = {
     # REQUEST_BOUNDS (a number that is not a positive integer: the user's default)
     "parameters": (REQUIRED, OBJECT),
     "parameters.embedding_model": (OPTIONAL, optional(MODEL)),
-    "parameters.entity_embedding": (OPTIONAL, one_of("static", "model", "int8")),
+    "parameters.entity_embedding": (OPTIONAL, one_of("static", "model")),
     "parameters.document_embedding": (OPTIONAL, one_of("static", "model", "int8")),
     "parameters.min_chars": (OPTIONAL, integer(0, 1000)),
     "parameters.max_words": (OPTIONAL, integer(1, 1000)),

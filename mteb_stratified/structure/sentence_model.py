@@ -65,8 +65,15 @@ def quantize_int8(st_model):
     import torch
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
-    with warnings.catch_warnings():  # torch.ao's notice that torchao is its successor
-        warnings.simplefilter("ignore")
+    if str(torch.backends.quantized.engine) == "none":
+        from ..core.errors import InputError
+        raise InputError(f"this torch build ({torch.__version__}) has no quantised engine, so "
+                         "it cannot run the int8 embedding",
+                         fix="use --document-embedding model, or a torch build for x86 or ARM")
+    with warnings.catch_warnings():  # torch.ao's notices that torchao is its successor
+        for notice in (r"torch\.ao\.quantization is deprecated",
+                       r"torch\.quantize_per_tensor, torch\.quantize_per_channel"):
+            warnings.filterwarnings("ignore", message=notice)
         for i, module in enumerate(st_model):
             st_model[i] = quantize_dynamic(module, {torch.nn.Linear: per_channel_dynamic_qconfig},
                                            dtype=torch.qint8, inplace=True)

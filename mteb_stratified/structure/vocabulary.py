@@ -104,7 +104,7 @@ def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
     """Unit embeddings of ``names`` with their context (one row each), cached in ``work`` under
     a key of the model and the embedded texts; the temporary file is unique per process.
     ``engine`` (:mod:`.engine`; default: this process) computes them."""
-    from .embed import INT8_BATCH, cached_array
+    from .embed import cached_array
     from .engine import LocalEngine
 
     inputs = embedding_inputs(names, description or {}, cfg.entity_context)
@@ -112,9 +112,7 @@ def embed_vocabulary(names: list, cfg, work: str | None, progress: bool,
         from .embed import embed_with
         return embed_with(inputs, cfg.embedding_model, "static")
     engine = engine if engine is not None else LocalEngine(progress=progress)
-    int8 = cfg.entity_embedding == "int8"
-    key = settings_hash({"model": cfg.embedding_model, "inputs": inputs,
-                         **({"int8": True} if int8 else {})})
+    key = settings_hash({"model": cfg.embedding_model, "inputs": inputs})
     path = os.path.join(work, f"embeddings-{key}.npy") if work is not None else None
-    batch = INT8_BATCH if int8 else 64 if cfg.entity_context != "name" else 256
-    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, int8=int8))
+    return cached_array(path, lambda: engine.embed(
+        inputs, cfg.embedding_model, 64 if cfg.entity_context != "name" else 256))

@@ -277,6 +277,13 @@ def test_ray_options_without_the_ray_engine_are_refused(folder, tmp_path):
     assert "Traceback" not in err
 
 
+def test_int8_documents_on_gpu_workers_are_refused_before_any_work(folder, tmp_path):
+    code, out, err = _cli("--corpus", folder, "-o", str(tmp_path / "o"), "--engine", "ray",
+                          "--embed-device", "cuda", "--document-embedding", "int8")
+    assert code == 2 and "--document-embedding int8 runs on CPUs only" in err
+    assert "Traceback" not in err and not (tmp_path / "o" / ".work").exists()
+
+
 def test_ray_missing_names_the_extra(monkeypatch, capsys, folder, tmp_path):
     from mteb_stratified._optional import install_hint
     from mteb_stratified.cli.main import main

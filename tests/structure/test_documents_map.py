@@ -89,5 +89,5 @@ def test_an_int8_document_map_records_how_it_embedded(tmp_path, small_corpus, sm
     meta = StructureArtifact.load(out).metadata
     assert meta["parameters"]["document_embedding"] == "int8"
     rec = meta["int8_embedding"]
-    assert rec["documents"] is True and rec["entities"] is False and rec["batch_size"] == 16
+    assert rec["documents"] is True and rec["batch_size"] == 16
     assert rec["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
