@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-N_DOCS = 120
+N_DOCS = 60
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,8 @@ def test_int8_quantises_every_linear_layer_per_channel_and_nothing_else():
 
 
 def test_int8_embeddings_stay_close_to_the_float32_ones(both):
-    """On real abstracts: cosine to the float32 embedding 0.985 on average when written (min
-    0.97), and each document keeps most of its 10 nearest neighbours; not equal, so the
+    """On 60 real abstracts: cosine to the float32 embedding 0.985 on average when written (min
+    0.977, 9.4 of 10 nearest neighbours kept); not equal, so the
     quantised model is what ran."""
     fp32, int8 = both
     assert fp32.shape == int8.shape and fp32.dtype == int8.dtype == np.float32
