@@ -1,7 +1,7 @@
 """The document map's quality figures under each document embedding, over several Leiden seeds.
 
 One build's NPMI and seed ARI move from seed to seed, so comparing two embeddings on one seed
-each compares noise.  For each ``--method`` (``--document-embedding``: model, int8, static) and
+each compares noise.  For each ``--method`` (``--document-embedding``: model, bf16, int8, static) and
 seed 0 … S−1 this runs
 
     python -m mteb_stratified structure --corpus CORPUS -o WORK/METHOD-SEED --keep-work \\
@@ -13,10 +13,11 @@ follows it run again) and prints, per method, the mean and range over the seeds 
 artifact's clusters, weighted and median NPMI, grab-bag mass share and seed ARI (the artifact's
 own, split-half), and the adjusted Rand index of the documents' partitions (each document's
 heaviest cluster) between the seeds of the method (its own noise) and against every seed of the
-first method (how far the embedding moves the map, to read against that noise).
+first method (how far the embedding moves the map, to read against that noise), over all pairs
+of seeds and at the same seed.
 
     python benchmarks/structure_seeds.py --corpus ../shared/data/nfcorpus \\
-        --method model int8 static --seeds 5 --work /tmp/seeds [--docs 5000]
+        --method model bf16 int8 static --seeds 5 --work /tmp/seeds [--docs 5000]
 
 ``--docs N``: the corpus of ``bench_structure.py --docs N`` (:func:`structure_corpus.make_slice`).
 Artifacts already in WORK are read, not rebuilt (delete WORK to start over).
@@ -72,7 +73,7 @@ def main() -> int:
     p.add_argument("--corpus", required=True, help="a BEIR folder")
     p.add_argument("--docs", type=int, default=None, metavar="N")
     p.add_argument("--method", nargs="+", default=["model", "int8", "static"],
-                   choices=["model", "int8", "static"])
+                   choices=["model", "bf16", "int8", "static"])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--work", required=True, help="where the artifacts are built and kept")
     args = p.parse_args()
@@ -84,7 +85,8 @@ def main() -> int:
     print("mean [min, max] over the seeds; seed_ari: the artifact's own (split-half); ARI: of "
           "the documents' partitions")
     print(f"{'method':8s} {'clusters':>14s} " + " ".join(f"{k:>26s}" for k in KEYS)
-          + f"   {'ARI between its seeds':>26s}   ARI with {args.method[0]}, all pairs")
+          + f"   {'ARI between its seeds':>26s}   {'ARI with ' + args.method[0] + ', all pairs':>26s}"
+          + "   same seed")
     first = args.method[0]
     for method in args.method:
         outs = [os.path.join(args.work, f"{method}-{s}") for s in seeds]
@@ -93,13 +95,16 @@ def main() -> int:
         q = [quality(o) for o in outs]
         within = [partition_ari(outs[a], outs[b])[0]
                   for a, b in itertools.combinations(range(len(outs)), 2)]
-        across = "" if method == first else span(
-            [partition_ari(os.path.join(args.work, f"{first}-{a}"), o)[0]
-             for a in seeds for o in outs])
+        across = same = ""
+        if method != first:
+            pairs = {(a, b): partition_ari(os.path.join(args.work, f"{first}-{a}"), o)[0]
+                     for a in seeds for b, o in zip(seeds, outs)}
+            across = span(list(pairs.values()))
+            same = span([pairs[s, s] for s in seeds])
         clusters = [x["clusters"] for x in q]
         print(f"{method:8s} {np.mean(clusters):5.1f} [{min(clusters)}, {max(clusters)}] "
               + " ".join(f"{span([x[k] for x in q]):>26s}" for k in KEYS)
-              + f"   {span(within) if within else 'n/a':>26s}   {across}")
+              + f"   {span(within) if within else 'n/a':>26s}   {across:>26s}   {same}")
     return 0
 
 

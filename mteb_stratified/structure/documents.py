@@ -45,21 +45,22 @@ class DocumentClusters:
 
 def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
     """Unit embeddings of every document text (sorted ids), cached in ``work``."""
-    from .embed import INT8_BATCH, cached_array
+    from .embed import DOCUMENT_BATCH, INT8_BATCH, PRECISIONS, cached_array
 
     ids = sorted(texts)
     inputs = [texts[d] for d in ids]
     if cfg.document_embedding == "static":  # a lookup: no engine, no cache
         from .embed import embed_with
         return embed_with(inputs, cfg.embedding_model, "static")
-    int8 = cfg.document_embedding == "int8"
-    key = settings_hash({"model": cfg.embedding_model, "documents": inputs,
-                         **({"int8": True, "batch": INT8_BATCH} if int8 else {})})
+    precision = PRECISIONS[cfg.document_embedding]
+    batch = INT8_BATCH if precision == "int8" else DOCUMENT_BATCH
+    # float32's key is the one written before the other precisions were added: its cache holds
+    extra = {} if precision == "float32" else {precision: True, "batch": batch}
+    key = settings_hash({"model": cfg.embedding_model, "documents": inputs, **extra})
     path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
-    # int8 is passed only when asked for: an engine written before it keeps working
-    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model,
-                                                   INT8_BATCH if int8 else 64,
-                                                   **({"int8": True} if int8 else {})))
+    # the precision is passed only when it is not float32: an engine written before it works
+    kwargs = {} if precision == "float32" else {"precision": precision}
+    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
 
 
 def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Sequence
 
@@ -12,12 +13,20 @@ from .sentence_model import (DEFAULT_MODEL, default_model_name,  # noqa: F401  (
 
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
            "encode_batch", "cached_array", "EMBEDDING_METHODS", "embed_with",
-           "entity_embedding_of", "INT8_BATCH"]
+           "entity_embedding_of", "INT8_BATCH", "DOCUMENT_BATCH", "PRECISIONS"]
 
 #: How a structure embeds: ``static``, the model's distilled static embedding (a lookup:
-#: :mod:`.static_embed`), ``model``, the sentence-transformers model itself, or ``int8``, the
-#: model with its linear layers quantised to int8 (:func:`.sentence_model.quantize_int8`).
-EMBEDDING_METHODS = ("static", "model", "int8")
+#: :mod:`.static_embed`), ``model``, the sentence-transformers model itself (float32),
+#: ``bf16``, the model with its matrix products in bfloat16 (:func:`encode_batch`), or
+#: ``int8``, the model with its linear layers quantised to int8
+#: (:func:`.sentence_model.quantize_int8`).
+EMBEDDING_METHODS = ("static", "model", "bf16", "int8")
+
+#: The arithmetic each method that runs the model runs it in (``precision`` below).
+PRECISIONS = {"model": "float32", "bf16": "bf16", "int8": "int8"}
+
+#: Texts per forward pass when the document map embeds its documents (float32 and bf16).
+DOCUMENT_BATCH = 64
 
 #: Texts per forward pass of the int8 model: small batches pad less, and its int8 products
 #: gain more from that than float32 ones (16: 2.5x float32 at 64, 64: 2.2x, on NFCorpus).
@@ -37,20 +46,37 @@ def length_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
     return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
 
 
-def encode_batch(st_model, texts: Sequence[str]) -> np.ndarray:
+def encode_batch(st_model, texts: Sequence[str], *, bf16: bool = False) -> np.ndarray:
     """L2-normalised float32 embeddings of one batch (:func:`length_batches`), in one forward
-    pass."""
-    emb = st_model.encode(list(texts), batch_size=max(len(texts), 1), convert_to_numpy=True,
-                          normalize_embeddings=True, show_progress_bar=False)
+    pass.
+
+    ``bf16``: the pass runs under ``torch.autocast(dtype=torch.bfloat16)`` on the model's
+    device: the matrix products take bfloat16 inputs (8-bit mantissa) and accumulate in
+    float32, while layer norm, softmax, the token embeddings and the mean pooling stay float32
+    (autocast's own op lists).  On a CPU with AVX-512 BF16 (or AMX) oneDNN runs those products
+    natively (speed and the map it gives: docs/validity/structure.md, "Structure in minutes");
+    on a CPU without them they are emulated and slower than float32.
+    """
+    context = contextlib.nullcontext()
+    if bf16:
+        import torch
+        context = torch.autocast(device_type=st_model.device.type, dtype=torch.bfloat16)
+    with context:
+        emb = st_model.encode(list(texts), batch_size=max(len(texts), 1), convert_to_numpy=True,
+                              normalize_embeddings=True, show_progress_bar=False)
     return np.ascontiguousarray(emb, dtype=np.float32)
 
 
 def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: int = 256,
                 show_progress: bool = False, desc: str = "embed",
-                int8: bool = False) -> np.ndarray:
+                precision: str = "float32") -> np.ndarray:
     """L2-normalised float32 embeddings, one row per text (order kept); ``show_progress``: a
-    bar on stderr named ``desc``; ``int8``: by the int8 model (:data:`EMBEDDING_METHODS`)."""
-    st_model = load_sentence_model(model, int8=int8)
+    bar on stderr named ``desc``; ``precision``: ``float32`` (the model as it ships), ``bf16``
+    (:func:`encode_batch`) or ``int8`` (:func:`.sentence_model.quantize_int8`)."""
+    if precision not in PRECISIONS.values():
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS.values())}, "
+                         f"not {precision!r}")
+    st_model = load_sentence_model(model, int8=precision == "int8")
     if len(texts) == 0:
         get_dim = getattr(st_model, "get_embedding_dimension", None) or \
             st_model.get_sentence_embedding_dimension
@@ -63,7 +89,7 @@ def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: i
         bar = progress_bar(len(texts), desc, True, unit="text")
     out = None
     for idx in batches:
-        emb = encode_batch(st_model, [texts[i] for i in idx])
+        emb = encode_batch(st_model, [texts[i] for i in idx], bf16=precision == "bf16")
         if out is None:
             out = np.zeros((len(texts), emb.shape[1]), dtype=np.float32)
         out[idx] = emb
@@ -81,9 +107,8 @@ def embed_with(texts: Sequence[str], model: str | None, method: str, *, batch_si
     if method == "static":
         from .static_embed import distill
         return distill(model, show_progress=show_progress).encode(texts)
-    int8 = method == "int8"
-    return embed_texts(texts, model, batch_size=INT8_BATCH if int8 else batch_size,
-                       show_progress=show_progress, desc=desc, int8=int8)
+    return embed_texts(texts, model, batch_size=INT8_BATCH if method == "int8" else batch_size,
+                       show_progress=show_progress, desc=desc, precision=PRECISIONS[method])
 
 
 def entity_embedding_of(artifact) -> str:

@@ -7,9 +7,11 @@ with the corpus and that need no other document:
   :func:`~.extraction.extract_rows` (extraction and normalisation) for each chunk of document
   ids, in any order; the pipeline checkpoints each row as it arrives and keeps one row per
   document;
-* ``embed(inputs, model, batch_size, int8=False)`` returns the unit embeddings of ``inputs`` (one
-  row each, order kept), encoded in the batches of :func:`~.embed.length_batches` (``int8``: by
-  the model quantised to int8, :func:`~.sentence_model.quantize_int8`).
+* ``embed(inputs, model, batch_size, precision="float32")`` returns the unit embeddings of
+  ``inputs`` (one row each, order kept), encoded in the batches of
+  :func:`~.embed.length_batches` (``precision``: ``float32``, ``bf16`` or ``int8``, as
+  :func:`~.embed.embed_texts`; the pipeline passes it only when it is not ``float32``, so an
+  engine written before it keeps working).
 
 The vocabulary filters, the graph and Leiden need the whole corpus and run in the calling
 process with any engine.  An engine changes where the work runs, never its result: the same
@@ -53,10 +55,10 @@ class LocalEngine:
             yield normalised_rows(chunk, entities, {}, texts, cfg)
 
     def embed(self, inputs: Sequence[str], model: str | None, batch_size: int, *,
-              int8: bool = False) -> np.ndarray:
+              precision: str = "float32") -> np.ndarray:
         from .embed import embed_texts
         return embed_texts(inputs, model, batch_size=batch_size, show_progress=self.progress,
-                           int8=int8)
+                           precision=precision)
 
     def summary(self) -> dict:
         return {"engine": self.name}

@@ -63,7 +63,7 @@ class StructureConfig:
     generic_min_doc_share: float = 0.01
     entity_context: str = "description"     # embed "name: description", or "name" alone
     entity_embedding: str = "static"         # entity names: "static" (distilled) or "model"
-    document_embedding: str = "model"        # documents (document map): those two, or "int8"
+    document_embedding: str = "model"        # documents (document map): those two, bf16 or int8
     idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
     resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
@@ -103,11 +103,11 @@ class StructureConfig:
              "choose modularity or cpm"),
             (self.entity_context in ("description", "name"),
              f"unknown entity_context {self.entity_context!r}", "choose description or name"),
-            (self.entity_embedding in ("static", "model"),  # int8: measured for documents only
+            (self.entity_embedding in ("static", "model"),  # bf16, int8: measured on documents
              f"unknown entity_embedding {self.entity_embedding!r}", "choose static or model"),
             (self.document_embedding in EMBEDDING_METHODS,
              f"unknown document_embedding {self.document_embedding!r}",
-             "choose static, model or int8"),
+             "choose static, model, bf16 or int8"),
             (self.seed_ari in SEED_ARI_METHODS, f"unknown seed_ari {self.seed_ari!r}",
              f"choose one of {', '.join(SEED_ARI_METHODS)}"),
             (0.0 <= self.generic_min_doc_share <= 1.0, "generic_min_doc_share must be in [0, 1]",

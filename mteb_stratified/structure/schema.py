@@ -194,6 +194,7 @@ METADATA: dict = {
     "embedding_model": (OPTIONAL, optional(MODEL)),  # provenance
     "static_embedding": (OPTIONAL, OBJECT),  # provenance (describe.static_embedding_record)
     "int8_embedding": (OPTIONAL, OBJECT),  # provenance (describe.int8_embedding_record)
+    "bf16_embedding": (OPTIONAL, OBJECT),  # provenance (describe.bf16_embedding_record)
     "corpus": (REQUIRED, OBJECT),
     "corpus.fingerprint": (REQUIRED, NAME),
     "corpus.n_docs": (REQUIRED, integer(1, MAX_COUNT)),
@@ -211,7 +212,7 @@ METADATA: dict = {
     "parameters": (REQUIRED, OBJECT),
     "parameters.embedding_model": (OPTIONAL, optional(MODEL)),
     "parameters.entity_embedding": (OPTIONAL, one_of("static", "model")),
-    "parameters.document_embedding": (OPTIONAL, one_of("static", "model", "int8")),
+    "parameters.document_embedding": (OPTIONAL, one_of("static", "model", "bf16", "int8")),
     "parameters.min_chars": (OPTIONAL, integer(0, 1000)),
     "parameters.max_words": (OPTIONAL, integer(1, 1000)),
     "parameters.threshold": (OPTIONAL, number(-1, 1)),

@@ -8,7 +8,12 @@ import os
 from .._optional import require
 
 __all__ = ["DEFAULT_MODEL", "default_model_name", "resolve_model", "load_sentence_model",
-           "quantize_int8"]
+           "quantize_int8", "cpu_bf16_native"]
+
+#: CPU flags (``/proc/cpuinfo``) of bfloat16 dot-product instructions: x86 AVX-512 BF16 and
+#: AMX-BF16, Arm's BF16 extension.  oneDNN runs bfloat16 products without them too (PyTorch's
+#: own probe says yes on any AVX-512 CPU) but by conversion, slower than float32.
+BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _LOADED: dict = {}
@@ -45,6 +50,21 @@ def load_sentence_model(name: str | None = None, device: str = "cpu", *, int8: b
         model = st.SentenceTransformer(path, device=device, local_files_only=os.path.isdir(path))
         _LOADED[key] = quantize_int8(model) if int8 else model
     return _LOADED[key]
+
+
+def cpu_bf16_native(cpuinfo: str = "/proc/cpuinfo") -> bool | None:
+    """Whether this CPU has bfloat16 dot-product instructions (:data:`BF16_FLAGS`), from the
+    first ``flags`` (x86) or ``Features`` (Arm) line of ``cpuinfo``; None where that file
+    cannot be read (not Linux) or has no such line."""
+    try:
+        with open(cpuinfo, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() in ("flags", "Features"):
+                    return not BF16_FLAGS.isdisjoint(value.split())
+    except OSError:
+        return None
+    return None
 
 
 def quantize_int8(st_model):

@@ -81,19 +81,24 @@ def test_a_ray_build_is_byte_identical_to_the_single_machine_build(cluster, corp
     assert summary["steps"]["embed"]["items"] > 0
 
 
-def test_int8_embeddings_on_ray_are_the_single_machine_bits(cluster, corpus):
-    """The int8 model (``--document-embedding int8``) on two Ray workers: the same batches, so
-    the same bits as in this process; and on GPUs it is refused before any actor starts."""
+@pytest.mark.parametrize("precision", ["int8", "bf16"])
+def test_int8_and_bf16_embeddings_on_ray_are_the_single_machine_bits(cluster, corpus, precision):
+    """The int8 model and the bfloat16 pass (``--document-embedding int8 / bf16``) on two Ray
+    workers: the same batches, so the same bits as in this process; and int8 on GPUs is
+    refused before any actor starts."""
     from mteb_stratified.structure.embed import INT8_BATCH
     from mteb_stratified.structure.engine import LocalEngine
     texts = [corpus[d]["text"] for d in sorted(corpus)][:40]
     engine = _engine(workers=2)
-    ray_emb = engine.embed(texts, None, INT8_BATCH, int8=True)
-    assert np.array_equal(ray_emb, LocalEngine().embed(texts, None, INT8_BATCH, int8=True))
+    ray_emb = engine.embed(texts, None, INT8_BATCH, precision=precision)
+    local = LocalEngine().embed(texts, None, INT8_BATCH, precision=precision)
+    assert np.array_equal(ray_emb, local)
+    assert not np.array_equal(local, LocalEngine().embed(texts, None, INT8_BATCH))
     assert engine.summary()["steps"]["embed"]["workers"] == 2
-    engine.embed_device = "cuda"  # what --embed-device cuda sets (this cluster has no GPU)
-    with pytest.raises(InputError, match="CPUs only"):
-        engine.embed(texts, None, INT8_BATCH, int8=True)
+    if precision == "int8":
+        engine.embed_device = "cuda"  # what --embed-device cuda sets (this cluster has no GPU)
+        with pytest.raises(InputError, match="CPUs only"):
+            engine.embed(texts, None, INT8_BATCH, precision=precision)
 
 
 def _worker_pids(marker: str) -> list[int]:

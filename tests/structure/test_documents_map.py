@@ -77,17 +77,24 @@ def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):
     assert (a.labels >= 0).all()
 
 
-def test_an_int8_document_map_records_how_it_embedded(tmp_path, small_corpus, small_config):
-    """``document_embedding="int8"``: the artifact says so (its parameters and the int8
-    record, which the schema reads back)."""
+@pytest.mark.parametrize("method", ["int8", "bf16"])
+def test_an_int8_or_bf16_document_map_records_how_it_embedded(tmp_path, small_corpus,
+                                                              small_config, method):
+    """``document_embedding="int8"`` or ``"bf16"``: the artifact says so (its parameters and
+    the method's record, which the schema reads back), and only that method's record."""
     from mteb_stratified.structure import StructureArtifact
     from mteb_stratified.structure.pipeline import build_structure
 
-    cfg = dataclasses.replace(small_config, clusters="documents", document_embedding="int8")
-    out = str(tmp_path / "int8")
+    cfg = dataclasses.replace(small_config, clusters="documents", document_embedding=method)
+    out = str(tmp_path / method)
     build_structure(small_corpus, cfg, out=out)
     meta = StructureArtifact.load(out).metadata
-    assert meta["parameters"]["document_embedding"] == "int8"
-    rec = meta["int8_embedding"]
-    assert rec["documents"] is True and rec["batch_size"] == 16
-    assert rec["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
+    assert meta["parameters"]["document_embedding"] == method
+    rec = meta[f"{method}_embedding"]
+    assert f"{'bf16' if method == 'int8' else 'int8'}_embedding" not in meta
+    assert rec["documents"] is True
+    if method == "int8":
+        assert rec["batch_size"] == 16
+        assert rec["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
+    else:
+        assert rec["batch_size"] == 64 and rec["cpu_bf16_native"] in (True, False, None)
