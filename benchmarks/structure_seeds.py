@@ -14,7 +14,9 @@ artifact's clusters, weighted and median NPMI, grab-bag mass share and seed ARI 
 own, split-half), and the adjusted Rand index of the documents' partitions (each document's
 heaviest cluster) between the seeds of the method (its own noise) and against every seed of the
 first method (how far the embedding moves the map, to read against that noise), over all pairs
-of seeds and at the same seed.
+of seeds and at the same seed.  Then, for each method after the first, the differences from
+the first paired by seed (method − first: each seed's value, their mean, SD and standard
+error) and the ARI means unrounded (a rule that compares them needs more than three digits).
 
     python benchmarks/structure_seeds.py --corpus ../shared/data/nfcorpus \\
         --method model bf16 int8 static --seeds 5 --work /tmp/seeds [--docs 5000]
@@ -88,6 +90,7 @@ def main() -> int:
           + f"   {'ARI between its seeds':>26s}   {'ARI with ' + args.method[0] + ', all pairs':>26s}"
           + "   same seed")
     first = args.method[0]
+    paired = []
     for method in args.method:
         outs = [os.path.join(args.work, f"{method}-{s}") for s in seeds]
         for s, out in zip(seeds, outs):
@@ -101,10 +104,23 @@ def main() -> int:
                      for a in seeds for b, o in zip(seeds, outs)}
             across = span(list(pairs.values()))
             same = span([pairs[s, s] for s in seeds])
+            paired.append((method, q, within, list(pairs.values())))
         clusters = [x["clusters"] for x in q]
         print(f"{method:8s} {np.mean(clusters):5.1f} [{min(clusters)}, {max(clusters)}] "
               + " ".join(f"{span([x[k] for x in q]):>26s}" for k in KEYS)
               + f"   {span(within) if within else 'n/a':>26s}   {across:>26s}   {same}")
+        if method == first:
+            base_q, base_within = q, within
+    for method, q, within, across in paired:
+        print(f"\n{method} - {first}, paired by seed (seeds 0-{len(q) - 1}): each seed, mean, SD, SE")
+        for k in KEYS + ("clusters",):
+            d = np.array([x[k] - b[k] for x, b in zip(q, base_q)], dtype=float)
+            sd = d.std(ddof=1) if len(d) > 1 else float("nan")
+            print(f"  {k:20s} {np.round(d, 3).tolist()}  mean {d.mean():+.4f}  SD {sd:.4f}  "
+                  f"SE {sd / np.sqrt(len(d)):.4f}")
+        print(f"  ARI means: {first} between its seeds {np.mean(base_within):.5f}; {method} "
+              f"with {first}, all pairs {np.mean(across):.5f}; {method} between its seeds "
+              f"{np.mean(within):.5f}")
     return 0
 
 

@@ -23,7 +23,8 @@ cluster's workers (:mod:`mteb_stratified.structure.engine` says which steps thos
   :func:`~mteb_stratified.structure.embed.length_batches` (the single-machine path's batches);
   each batch is one row, encoded by an actor pool that loads the model once per actor.  A
   batch's float bits depend on its rows and padded length only, so they match the
-  single-machine ones on the same kind of CPU (``--embed-device cuda`` runs the actors on GPUs:
+  single-machine ones on the same kind of CPU (with ``--document-embedding bf16``, one that
+  also has or lacks bfloat16 instructions alike; ``--embed-device cuda`` runs the actors on GPUs:
   faster, but GPU kernels give other float bits, so that artifact is not byte-identical to a
   CPU build).
 
@@ -456,7 +457,7 @@ class RayEngine:
             raise InputError("the int8 embedding runs on CPUs only, not with --embed-device "
                              f"{self.embed_device}",
                              fix="drop --embed-device cuda, or embed with the model itself "
-                                 "(--entity-embedding / --document-embedding model)")
+                                 "(--document-embedding model, or bf16)")
         if len(inputs) == 0:
             from ..structure.embed import embed_texts
             return embed_texts([], model)

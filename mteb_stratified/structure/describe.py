@@ -227,7 +227,7 @@ def int8_embedding_record(cfg) -> dict:
     """``{"int8_embedding": {...}}`` when the build embedded its documents with the int8 model
     (:func:`~.sentence_model.quantize_int8`: its scheme, PyTorch's quantised engine, whose
     kernels decide the bits, and the batch size), else nothing."""
-    if cfg.document_embedding != "int8":
+    if cfg.document_embedding != "int8" or cfg.clusters != "documents":
         return {}
     import torch
 
@@ -240,17 +240,18 @@ def int8_embedding_record(cfg) -> dict:
 
 
 def bf16_embedding_record(cfg) -> dict:
-    """``{"bf16_embedding": {...}}`` when the build embedded its documents with the model under
-    bfloat16 autocast (:func:`~.embed.encode_batch`: the scheme, the batch size, and whether
-    this process's CPU runs bfloat16 products natively, which decides the speed), else
-    nothing."""
-    if cfg.document_embedding != "bf16":
+    """``{"bf16_embedding": {...}}`` when the build embedded its documents (document map) with
+    the model under bfloat16 autocast (:func:`~.embed.encode_batch`: the scheme, the batch
+    size, and whether the building process's CPU has bfloat16 instructions, which decides the
+    speed; under ``--engine ray`` the workers' CPUs may differ), else nothing."""
+    if cfg.document_embedding != "bf16" or cfg.clusters != "documents":
         return {}
     from .embed import DOCUMENT_BATCH
     from .sentence_model import cpu_bf16_native
-    return {"bf16_embedding": {"method": "torch.autocast(bfloat16): matrix products in "
-                                         "bfloat16 with float32 accumulation; layer norm, "
-                                         "softmax and pooling in float32",
+    return {"bf16_embedding": {"method": "torch.autocast(bfloat16): linear layers and "
+                                         "attention on bfloat16 inputs (float32 "
+                                         "accumulation); residual adds back to float32, so "
+                                         "layer norm and pooling in float32",
                                "batch_size": DOCUMENT_BATCH,
                                "cpu_bf16_native": cpu_bf16_native(),
                                "documents": True}}

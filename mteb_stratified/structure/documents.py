@@ -54,11 +54,12 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
         return embed_with(inputs, cfg.embedding_model, "static")
     precision = PRECISIONS[cfg.document_embedding]
     batch = INT8_BATCH if precision == "int8" else DOCUMENT_BATCH
-    # float32's key is the one written before the other precisions were added: its cache holds
+    # float32's key is the one written before the other precisions: existing caches stay valid
     extra = {} if precision == "float32" else {precision: True, "batch": batch}
     key = settings_hash({"model": cfg.embedding_model, "documents": inputs, **extra})
     path = os.path.join(work, f"doc-embeddings-{key}.npy") if work is not None else None
-    # the precision is passed only when it is not float32: an engine written before it works
+    # the precision is passed only when it is not float32, so an engine that takes no keyword
+    # (written before int8) keeps working for float32
     kwargs = {} if precision == "float32" else {"precision": precision}
     return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
 

@@ -51,11 +51,14 @@ def encode_batch(st_model, texts: Sequence[str], *, bf16: bool = False) -> np.nd
     pass.
 
     ``bf16``: the pass runs under ``torch.autocast(dtype=torch.bfloat16)`` on the model's
-    device: the matrix products take bfloat16 inputs (8-bit mantissa) and accumulate in
-    float32, while layer norm, softmax, the token embeddings and the mean pooling stay float32
-    (autocast's own op lists).  On a CPU with AVX-512 BF16 (or AMX) oneDNN runs those products
-    natively (speed and the map it gives: docs/validity/structure.md, "Structure in minutes");
-    on a CPU without them they are emulated and slower than float32.
+    device.  The linear layers and the attention (scaled-dot-product, softmax inside it) take
+    bfloat16 inputs (8-bit mantissa; the products accumulate in float32), and GELU runs on
+    their bfloat16 outputs; each residual add promotes back to float32 (the residual stream is
+    float32), so layer norm, the token embeddings and the mean pooling run in float32.  On a
+    CPU with bfloat16 instructions (:func:`.sentence_model.cpu_bf16_native`) oneDNN runs the
+    products natively (speed and the map it gives: docs/validity/structure.md, "Structure in
+    minutes"); elsewhere they are converted, which is expected to be slower than float32
+    (not measured here: this machine has the instructions).
     """
     context = contextlib.nullcontext()
     if bf16:
@@ -104,6 +107,8 @@ def embed_with(texts: Sequence[str], model: str | None, method: str, *, batch_si
                show_progress: bool = False, desc: str = "embed") -> np.ndarray:
     """Unit float32 rows of ``texts`` by ``method`` (:data:`EMBEDDING_METHODS`) from ``model``
     (None: the packaged all-MiniLM-L6-v2)."""
+    if method not in EMBEDDING_METHODS:
+        raise ValueError(f"method must be one of {', '.join(EMBEDDING_METHODS)}, not {method!r}")
     if method == "static":
         from .static_embed import distill
         return distill(model, show_progress=show_progress).encode(texts)

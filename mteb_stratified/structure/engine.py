@@ -11,7 +11,8 @@ with the corpus and that need no other document:
   ``inputs`` (one row each, order kept), encoded in the batches of
   :func:`~.embed.length_batches` (``precision``: ``float32``, ``bf16`` or ``int8``, as
   :func:`~.embed.embed_texts`; the pipeline passes it only when it is not ``float32``, so an
-  engine written before it keeps working).
+  engine that takes no keyword keeps working for float32).  The keyword was ``int8=True``
+  before bf16 came (2026-12-05): an engine written for that form must take ``precision``.
 
 The vocabulary filters, the graph and Leiden need the whole corpus and run in the calling
 process with any engine.  An engine changes where the work runs, never its result: the same

@@ -97,4 +97,9 @@ def test_an_int8_or_bf16_document_map_records_how_it_embedded(tmp_path, small_co
         assert rec["batch_size"] == 16
         assert rec["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
     else:
-        assert rec["batch_size"] == 64 and rec["cpu_bf16_native"] in (True, False, None)
+        from mteb_stratified.structure.sentence_model import cpu_bf16_native
+        assert rec["batch_size"] == 64 and rec["cpu_bf16_native"] is cpu_bf16_native()
+    # the entity map embeds no document: no record of how documents would have been embedded
+    from mteb_stratified.structure.describe import bf16_embedding_record, int8_embedding_record
+    entities = dataclasses.replace(cfg, clusters="entities")
+    assert bf16_embedding_record(entities) == {} == int8_embedding_record(entities)

@@ -108,10 +108,12 @@ def test_bf16_is_deterministic_and_leaves_the_float32_model_alone(texts, both, b
     assert np.array_equal(embed_with(list(texts), None, "model"), both[0])
 
 
-def test_an_unknown_precision_is_refused():
-    from mteb_stratified.structure.embed import embed_texts
+def test_an_unknown_precision_or_method_is_refused():
+    from mteb_stratified.structure.embed import embed_texts, embed_with
     with pytest.raises(ValueError, match="bf16"):
         embed_texts(["a"], None, precision="fp16")
+    with pytest.raises(ValueError, match="static, model, bf16, int8"):
+        embed_with(["a"], None, "fp16")
 
 
 def test_int8_runs_on_the_cpu_only():
@@ -135,6 +137,27 @@ def test_a_build_caches_each_precision_apart(tmp_path, texts):
     for m in made:  # from the cache: no engine was given
         again = embed_documents(docs, StructureConfig(document_embedding=m), work, None)
         assert np.array_equal(made[m], again)
+
+
+def test_the_float32_path_keeps_its_cache_key_and_passes_no_keyword(tmp_path, texts):
+    """float32's cache file is named as before the other precisions came (old caches stay
+    valid), and it calls an engine that takes no keyword (written before int8)."""
+    from mteb_stratified.structure.documents import embed_documents
+    from mteb_stratified.structure.engine import LocalEngine
+    from mteb_stratified.structure.fingerprint import settings_hash
+    from mteb_stratified.structure.pipeline import StructureConfig
+
+    class OldEngine:
+        def embed(self, inputs, model, batch_size):
+            return LocalEngine().embed(inputs, model, batch_size)
+
+    docs = {f"d{i}": t for i, t in enumerate(texts[:4])}
+    emb = embed_documents(docs, StructureConfig(document_embedding="model"), str(tmp_path),
+                          OldEngine())
+    key = settings_hash({"model": None, "documents": [docs[d] for d in sorted(docs)]})
+    assert [p.name for p in tmp_path.glob("doc-embeddings-*.npy")] == \
+        [f"doc-embeddings-{key}.npy"]
+    assert emb.shape == (4, 384)
 
 
 def test_an_unknown_embedding_method_names_the_choices():
@@ -182,6 +205,8 @@ def test_bf16_on_a_cpu_without_bf16_instructions_is_said_on_stderr(monkeypatch, 
     err = capsys.readouterr().err
     assert "warning: --document-embedding bf16: this CPU has no bfloat16 instructions" in err
     assert "--bins-splits" in err and not (tmp_path / "o" / ".work").exists()
+    assert cli_main.main(args + ["--clusters", "entities"]) == 2  # no document is embedded
+    assert "bfloat16 instructions" not in capsys.readouterr().err
     monkeypatch.setattr(sentence_model, "cpu_bf16_native", lambda: True)
     assert cli_main.main(args) == 2
     assert "bfloat16 instructions" not in capsys.readouterr().err
