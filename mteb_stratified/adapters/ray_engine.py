@@ -449,10 +449,8 @@ class RayEngine:
 
     def embed(self, inputs: Sequence[str], model: str | None, batch_size: int, *,
               precision: str = "float32") -> np.ndarray:
-        from ..structure.embed import PRECISIONS, length_batches
-        if precision not in PRECISIONS.values():
-            raise ValueError(f"precision must be one of {sorted(PRECISIONS.values())}, "
-                             f"not {precision!r}")
+        from ..structure.embed import check_precision, length_batches
+        check_precision(precision)
         if precision == "int8" and self.embed_device != "cpu":
             raise InputError("the int8 embedding runs on CPUs only, not with --embed-device "
                              f"{self.embed_device}",

@@ -13,7 +13,8 @@ from .sentence_model import (DEFAULT_MODEL, default_model_name,  # noqa: F401  (
 
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
            "encode_batch", "cached_array", "EMBEDDING_METHODS", "embed_with",
-           "entity_embedding_of", "INT8_BATCH", "DOCUMENT_BATCH", "PRECISIONS"]
+           "entity_embedding_of", "INT8_BATCH", "DOCUMENT_BATCH", "PRECISIONS",
+           "check_precision"]
 
 #: How a structure embeds: ``static``, the model's distilled static embedding (a lookup:
 #: :mod:`.static_embed`), ``model``, the sentence-transformers model itself (float32),
@@ -70,15 +71,20 @@ def encode_batch(st_model, texts: Sequence[str], *, bf16: bool = False) -> np.nd
     return np.ascontiguousarray(emb, dtype=np.float32)
 
 
+def check_precision(precision: str) -> None:
+    """A ValueError naming the choices unless ``precision`` is a value of :data:`PRECISIONS`."""
+    if precision not in PRECISIONS.values():
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS.values())}, "
+                         f"not {precision!r}")
+
+
 def embed_texts(texts: Sequence[str], model: str | None = None, *, batch_size: int = 256,
                 show_progress: bool = False, desc: str = "embed",
                 precision: str = "float32") -> np.ndarray:
     """L2-normalised float32 embeddings, one row per text (order kept); ``show_progress``: a
     bar on stderr named ``desc``; ``precision``: ``float32`` (the model as it ships), ``bf16``
     (:func:`encode_batch`) or ``int8`` (:func:`.sentence_model.quantize_int8`)."""
-    if precision not in PRECISIONS.values():
-        raise ValueError(f"precision must be one of {sorted(PRECISIONS.values())}, "
-                         f"not {precision!r}")
+    check_precision(precision)
     st_model = load_sentence_model(model, int8=precision == "int8")
     if len(texts) == 0:
         get_dim = getattr(st_model, "get_embedding_dimension", None) or \
