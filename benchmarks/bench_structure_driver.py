@@ -214,11 +214,17 @@ class SyntheticEngine:
     def embed(self, inputs, model, batch_size, **kwargs):
         if (len(inputs) == self.n_docs and inputs[0] == self.first_text
                 and inputs[-1] == self.last_text):  # the documents, in sorted-id order
-            flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in self.doc_sentences])
-            starts = np.cumsum([0] + [len(s) for s in self.doc_sentences[:-1]])
-            out = np.add.reduceat(self.sent_emb[flat], starts, axis=0)
-            out /= np.linalg.norm(out, axis=1, keepdims=True)
-            return np.ascontiguousarray(out, dtype=np.float32)
+            # block by block into one preallocated array, as the local engine fills its batches
+            # (one gather of every document's sentences would be 4x the result)
+            out = np.empty((self.n_docs, self.sent_emb.shape[1]), dtype=np.float32)
+            for lo in range(0, self.n_docs, 65_536):
+                docs = self.doc_sentences[lo:lo + 65_536]
+                flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in docs])
+                starts = np.cumsum([0] + [len(s) for s in docs[:-1]])
+                part = np.add.reduceat(self.sent_emb[flat], starts, axis=0)
+                part /= np.linalg.norm(part, axis=1, keepdims=True)
+                out[lo:lo + len(docs)] = part
+            return out
         out = np.empty((len(inputs), self.name_emb.shape[1]), dtype=np.float32)
         for i, text in enumerate(inputs):
             j = self.name_index.get(text)
@@ -236,8 +242,8 @@ class SyntheticEngine:
 
 class RssByStep:
     """A thread that samples this process' RSS every ``every`` seconds and keeps the largest
-    seen in each pipeline function (the outermost ``mteb_stratified.structure`` frame below
-    ``build_structure`` and the one inside it), to say where the peak is."""
+    seen in each pipeline function (the seven outermost ``mteb_stratified`` frames below
+    ``build_structure``), to say where the peak is."""
 
     def __init__(self, every: float = 0.2) -> None:
         import threading
@@ -257,7 +263,7 @@ class RssByStep:
         chain.reverse()  # outermost first
         if chain and chain[0].endswith("build_structure"):
             chain = chain[1:]
-        return " > ".join(chain[:2]) or "(outside the pipeline)"
+        return " > ".join(chain[:7]) or "(outside the pipeline)"
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -319,7 +325,7 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int,
             "peak_before_build_mib": round(before_peak, 1),
             "peak_rss_mib": round(_peak_mib(), 1),
             "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
-            "rss_by_step_mib": sampler.top(),
+            "rss_by_step_mib": sampler.top(25),
             "vocabulary": stats["vocabulary"], "normalised_names": stats["normalised_names"],
             "n_clusters": stats["clusters"], "edges": stats["edges"]}
 

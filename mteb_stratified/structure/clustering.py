@@ -30,7 +30,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.rng import MAX_SEED
 
-__all__ = ["EntityClusters", "cluster_entities", "consensus_graph"]
+__all__ = ["EntityClusters", "cluster_entities", "consensus_graph", "edge_arrays"]
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,11 @@ class EntityClusters:
     halves: tuple | None = None  # the split-half partitions (module docstring), or None
 
 
-def cluster_entities(graph, cfg, *, halves: bool = False) -> EntityClusters:
+def cluster_entities(graph, cfg, *, halves: bool = False, edges=None) -> EntityClusters:
     """Leiden on ``graph``, then small clusters dissolved (module docstring); ``halves``: also
-    the two split-half partitions, from the consensus runs already made."""
+    the two split-half partitions, from the consensus runs already made.  ``edges``: the
+    graph's ``(pairs, weight)`` arrays (:func:`edge_arrays`) when the caller holds them, so the
+    consensus graphs are built without reading the edge list back from igraph."""
     from .leiden import LeidenClustering
 
     def run(g, seed):
@@ -62,11 +64,14 @@ def cluster_entities(graph, cfg, *, halves: bool = False) -> EntityClusters:
     split = None
     if runs > 1 and graph.ecount():
         labelings = [run(graph, cfg.seed * runs + i).labels_ for i in range(runs)]
+        if edges is None:
+            edges = edge_arrays(graph)
         if halves:
-            split = tuple(_kept(run(consensus_graph(graph, part, cfg.consensus_threshold),
+            split = tuple(_kept(run(consensus_graph(graph, part, cfg.consensus_threshold,
+                                                    edges=edges),
                                     cfg.seed), cfg.min_cluster_size)[0]
                           for part in (labelings[:runs // 2], labelings[runs // 2:]))
-        graph = consensus_graph(graph, labelings, cfg.consensus_threshold)
+        graph = consensus_graph(graph, labelings, cfg.consensus_threshold, edges=edges)
     leiden = run(graph, cfg.seed)
     labels, n_clusters = _kept(leiden, cfg.min_cluster_size)
     return EntityClusters(labels, n_clusters, leiden, split)
@@ -81,16 +86,30 @@ def _kept(leiden, min_size: int) -> tuple[np.ndarray, int]:
     return remap[leiden.labels_], int(big.size)
 
 
-def consensus_graph(graph, labelings: list, threshold: float):
+def edge_arrays(graph) -> tuple[np.ndarray, np.ndarray]:
+    """An igraph Graph's edges as ``(pairs, weight)``: an (m, 2) int64 array in edge-id order
+    and the float64 ``weight`` attribute (1 where the graph has none)."""
+    pairs = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+    w = np.asarray(graph.es["weight"] if "weight" in graph.es.attributes()
+                   else np.ones(len(pairs)), dtype=np.float64)
+    return pairs, w
+
+
+def consensus_graph(graph, labelings: list, threshold: float, *, edges=None):
     """The graph's edges with co-membership share f ≥ ``threshold`` over ``labelings``, weighted
-    w·f (module docstring); an igraph Graph on the same vertices."""
+    w·f (module docstring); an igraph Graph on the same vertices.  ``edges``: the graph's
+    :func:`edge_arrays`, when the caller has them (no Python list of the edges is built then)."""
     import igraph as ig
 
-    edges = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    w = np.asarray(graph.es["weight"] if "weight" in graph.es.attributes()
-                   else np.ones(len(edges)), dtype=np.float64)
-    share = np.mean([lab[edges[:, 0]] == lab[edges[:, 1]] for lab in labelings], axis=0)
+    pairs, w = edge_arrays(graph) if edges is None else edges
+    if len(pairs) != graph.ecount():
+        raise ValueError(f"edges holds {len(pairs)} edges, the graph {graph.ecount()}")
+    share = np.zeros(len(pairs))
+    for lab in labelings:
+        share += lab[pairs[:, 0]] == lab[pairs[:, 1]]
+    share /= len(labelings)
     keep = share >= threshold
-    out = ig.Graph(n=graph.vcount(), edges=edges[keep].tolist())
+    out = ig.Graph(n=graph.vcount(), directed=False)
+    out.add_edges(pairs[keep])                    # numpy rows: no Python list of pairs
     out.es["weight"] = (w[keep] * share[keep]).tolist()
     return out

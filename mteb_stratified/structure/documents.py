@@ -38,7 +38,7 @@ class DocumentClusters:
     doc_ids: list
     labels: np.ndarray
     n_clusters: int
-    embeddings: np.ndarray
+    embeddings: np.ndarray | None  # None once the pipeline has built the tree (split halves)
     leiden: object
     halves: tuple | None = None  # split-half partitions (:mod:`.clustering`), or None
 
@@ -64,21 +64,29 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
     return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
 
 
-def cluster_documents(texts: dict, cfg, emb: np.ndarray, *, seed: int | None = None,
+def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
                       halves: bool = False):
     """Consensus Leiden of the documents' k-NN graph (module docstring); ``halves``: with the
-    split-half partitions of :func:`.clustering.cluster_entities`."""
+    split-half partitions of :func:`.clustering.cluster_entities`.
+
+    ``emb``: the embeddings, or a function that gives them.  A function is called for the
+    k-NN graph and again after Leiden, so nothing here holds them while Leiden runs (the
+    pipeline reads them back from its work folder's cache: 1.5 GB at 1M documents)."""
     from .clustering import cluster_entities
     from .graph import knn_edges, to_igraph
 
+    load = emb if callable(emb) else (lambda: emb)
     ids = sorted(texts)
-    edges = knn_edges(np.ascontiguousarray(emb, dtype=np.float32), k=cfg.k, threshold=0.0,
+    edges = knn_edges(np.ascontiguousarray(load(), dtype=np.float32), k=cfg.k, threshold=0.0,
                       exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
     graph = to_igraph(len(ids), edges.src, edges.dst, edges.weight)
+    pairs = np.column_stack([edges.src, edges.dst]).astype(np.int64, copy=False)
+    weight = np.asarray(edges.weight, dtype=np.float64)
+    del edges
     run = dataclasses.replace(cfg, resolution=cfg.document_resolution, min_cluster_size=1,
                               seed=cfg.seed if seed is None else seed)
-    clusters = cluster_entities(graph, run, halves=halves)
-    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, emb, clusters.leiden,
+    clusters = cluster_entities(graph, run, halves=halves, edges=(pairs, weight))
+    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, load(), clusters.leiden,
                             clusters.halves)
 
 

@@ -471,19 +471,27 @@ def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max
         return KnnEdges(n, e, e.copy(), np.zeros(0, dtype=np.float64), "none")
     sims, ids, kind = _search(emb, k, exact_max=exact_max, nprobe=nprobe, seed=seed,
                               method=method, threshold=threshold)
+    # one temporary at a time (a million rows hold 11M candidate pairs: 88 MB per array)
     rows = np.repeat(np.arange(n, dtype=np.int64), ids.shape[1])
     cols = ids.reshape(-1).astype(np.int64)
+    del ids
     w = np.round(sims.reshape(-1).astype(np.float64), 6)
+    del sims
     keep = (cols >= 0) & (cols != rows) & (w >= threshold)
     rows, cols, w = rows[keep], cols[keep], w[keep]
-    lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
+    del keep
+    lo = np.minimum(rows, cols)
+    hi = np.maximum(rows, cols, out=rows)
+    del rows, cols
     key = lo * n + hi
     # keep the largest weight per pair: sort by key, then weight descending
     order = np.lexsort((-w, key))
-    key, lo, hi, w = key[order], lo[order], hi[order], w[order]
+    key = key[order]
     first = np.ones(key.size, dtype=bool)
     first[1:] = key[1:] != key[:-1]
-    return KnnEdges(n, lo[first], hi[first], w[first], kind)
+    del key
+    order = order[first]
+    return KnnEdges(n, lo[order], hi[order], w[order], kind)
 
 
 def merge_near_duplicates(edges: KnnEdges, threshold: float, rank: np.ndarray) -> np.ndarray:

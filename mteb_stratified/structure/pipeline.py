@@ -217,7 +217,15 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
     halves = cfg.seed_ari == "split-half"
     if cfg.clusters == "documents":
         from .documents import cluster_documents, embed_documents, entity_clusters
-        doc_emb = timed("embed_documents", embed_documents, texts, cfg, work, engine)
+        held = [timed("embed_documents", embed_documents, texts, cfg, work, engine)]
+
+        def doc_emb():
+            """The embeddings for the k-NN graph; after Leiden, read back from the work
+            folder's cache, so they are not held while Leiden runs (no folder: kept)."""
+            if work is None:
+                return held[0]
+            return held.pop() if held else embed_documents(texts, cfg, work, engine)
+
         docs = timed("leiden", cluster_documents, texts, cfg, doc_emb, halves=halves)
         clusters = entity_clusters(docs, linked)
     else:
@@ -231,6 +239,8 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
     if docs is not None:
         from .hierarchy import cluster_tree
         tree = timed("tree", cluster_tree, docs.labels, docs.embeddings, docs.n_clusters)
+        if docs.halves is not None:  # only a second build reads the embeddings after the tree
+            docs = dataclasses.replace(docs, embeddings=None)
     else:
         tree = timed("tree", _tree, vocab, linked, clusters, tree_emb)
     return clusters, tree, docs

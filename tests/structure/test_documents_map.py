@@ -61,6 +61,32 @@ def test_the_tree_the_quality_and_a_second_seed(doc_built):
     assert set(q["levels"]) == {str(lvl) for lvl in range(1, tree.n_levels)}
 
 
+def test_a_second_build_still_has_the_embeddings_the_split_halves_drop_them(
+        small_corpus, small_config, monkeypatch, tmp_path):
+    """The pipeline drops the document embeddings after the tree (1.5 GB at 1M documents)
+    unless the quality step reads them again: seed_ari="second-build" clusters them with
+    seed + 1, after the tree."""
+    from mteb_stratified.structure import describe as describe_module
+    from mteb_stratified.structure.pipeline import build_structure
+
+    seen = {}
+    original = describe_module.describe
+
+    def spy(texts, rows, vocab, linked, clusters, cfg, tree, docs):
+        seen[cfg.seed_ari] = docs.embeddings is not None
+        return original(texts, rows, vocab, linked, clusters, cfg, tree, docs)
+
+    monkeypatch.setattr(describe_module, "describe", spy)
+    for method in ("second-build", "split-half"):
+        cfg = dataclasses.replace(small_config, clusters="documents", seed_ari=method)
+        # one work folder: the second build reuses the extraction and the embeddings
+        q = build_structure(small_corpus, cfg, out=str(tmp_path / "art"),
+                            keep_work=True).metadata["quality"]
+        assert q["seed_ari_method"] == method and -1 <= q["seed_ari"] <= 1
+    assert seen == {"second-build": True, "split-half": False}
+    assert q["runs"] == [5, 5]
+
+
 def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):
     """Deterministic: the same embeddings and seed give the same clusters (the whole build's
     byte identity is tests/structure/test_pipeline.py's, on the entity map)."""
@@ -75,6 +101,12 @@ def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):
     b = cluster_documents(texts, cfg, emb)
     assert a.labels.tolist() == b.labels.tolist() and a.n_clusters == b.n_clusters
     assert (a.labels >= 0).all()
+    # given a function (the pipeline's: nothing held during Leiden), it is called for the
+    # k-NN graph and after Leiden, and the clusters are the same
+    calls = []
+    c = cluster_documents(texts, cfg, lambda: calls.append(1) or emb.copy())
+    assert len(calls) == 2 and c.labels.tolist() == a.labels.tolist()
+    assert np.array_equal(c.embeddings, emb)
 
 
 @pytest.mark.parametrize("method", ["int8", "bf16"])

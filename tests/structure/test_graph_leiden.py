@@ -359,3 +359,35 @@ def test_split_half_partitions_are_the_consensus_of_each_half_of_the_runs():
     # planted communities: both halves agree closely with each other
     from mteb_stratified.structure.quality import adjusted_rand
     assert adjusted_rand(*with_halves.halves) > 0.8
+
+
+def test_consensus_graph_from_the_callers_edge_arrays_is_the_same_graph():
+    """consensus_graph(edges=...) (the document map passes its k-NN arrays, so no Python list
+    of the edges is built) gives the graph it builds from igraph's own edge list, and the
+    co-membership share is the mean over the runs; arrays of another graph are refused."""
+    import igraph as ig
+
+    from mteb_stratified.structure.clustering import consensus_graph, edge_arrays
+    from mteb_stratified.structure.graph import to_igraph
+
+    rng = np.random.default_rng(11)
+    src = rng.integers(0, 300, 2000)
+    dst = rng.integers(0, 300, 2000)
+    ok = src < dst
+    src, dst = src[ok], dst[ok]
+    w = np.round(rng.uniform(0.0, 1.0, src.size), 6)
+    g = to_igraph(300, src, dst, w)
+    pairs, weight = edge_arrays(g)
+    assert np.array_equal(pairs, np.column_stack([src, dst])) and np.array_equal(weight, w)
+    labelings = [rng.integers(0, 4, 300) for _ in range(3)]
+    a = consensus_graph(g, labelings, 0.5)
+    b = consensus_graph(g, labelings, 0.5, edges=(np.column_stack([src, dst]), w))
+    assert a.get_edgelist() == b.get_edgelist() and a.es["weight"] == b.es["weight"]
+    share = np.mean([lab[src] == lab[dst] for lab in labelings], axis=0)
+    keep = share >= 0.5
+    assert a.get_edgelist() == list(zip(src[keep].tolist(), dst[keep].tolist()))
+    assert a.es["weight"] == (w[keep] * share[keep]).tolist() and a.vcount() == 300
+    unweighted = ig.Graph(n=3, edges=[(0, 1), (1, 2)])
+    assert edge_arrays(unweighted)[1].tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="edges"):
+        consensus_graph(g, labelings, 0.5, edges=(pairs[:-1], weight[:-1]))

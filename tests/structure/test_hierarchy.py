@@ -59,6 +59,25 @@ def test_centroids_and_a_tree_from_labels():
     assert tree.n_clusters == 3 and tree.n_units(tree.n_levels - 1) == 1
 
 
+def test_centroids_in_blocks_are_the_float64_sums_of_one_pass(monkeypatch):
+    """cluster_centroids adds float64 rows a block at a time (no float64 copy of every
+    embedding): bit for bit the sums of one add.at over all rows, whatever the block size."""
+    from mteb_stratified.structure import hierarchy
+
+    rng = np.random.default_rng(5)
+    emb = rng.standard_normal((5000, 8)).astype(np.float32)
+    labels = rng.integers(-1, 7, 5000)
+    keep = labels >= 0
+    sums = np.zeros((7, 8))
+    np.add.at(sums, labels[keep], emb[keep].astype(np.float64))
+    want = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+    for block in (1, 999, 5000, 65_536):
+        monkeypatch.setattr(hierarchy, "CENTROID_BLOCK", block)
+        cent, sizes = cluster_centroids(labels, emb, 7)
+        assert np.array_equal(cent, want), block
+        assert sizes.tolist() == np.bincount(labels[keep], minlength=7).tolist()
+
+
 def test_the_artifact_reads_its_tree_and_refuses_a_broken_one(tmp_path):
     import gzip
     import json
