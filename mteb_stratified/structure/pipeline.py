@@ -221,8 +221,9 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
 
         def doc_emb():
             """The embeddings for the k-NN graph; after Leiden, read back from the work
-            folder's cache, so they are not held while Leiden runs (no folder: kept)."""
-            if work is None:
+            folder's cache, so they are not held while Leiden runs (kept with no folder, or
+            for the static lookup, which is not cached)."""
+            if work is None or cfg.document_embedding == "static":
                 return held[0]
             return held.pop() if held else embed_documents(texts, cfg, work, engine)
 
