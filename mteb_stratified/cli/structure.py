@@ -14,6 +14,7 @@ cut-points for Δ and J are computed from a reference query pool (by default eve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -153,6 +154,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _result_stdout(ray: bool):
+    """stdout is the command's result (``--json``): while the build runs, whatever else writes
+    to it (a library's print; Ray's forwarded worker and raylet log lines, which its log
+    thread prints to ``sys.stdout`` at any time) goes to stderr.  With ``ray``, a Ray that
+    this command started is shut down on the way out (its log thread joined), so no line of
+    it can follow the result."""
+    loaded = sys.modules.get("ray")
+    running_before = loaded is not None and loaded.is_initialized()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        loaded = sys.modules.get("ray")
+        if ray and not running_before and loaded is not None and loaded.is_initialized():
+            with contextlib.redirect_stdout(sys.stderr):
+                loaded.shutdown()
+
+
 def run(args: argparse.Namespace) -> int:
     from ..io import dataset_folder
     from ..io.lock import folder_lock
@@ -219,18 +239,20 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         seed_ari=args.seed_ari,
         **{k: v for k, v in (("entity_embedding", args.entity_embedding),
                              ("document_embedding", args.document_embedding)) if v is not None})
-    engine = None
-    if args.engine == "ray":
-        from ..adapters.ray_engine import RayEngine
-        engine = RayEngine(args.address, workers=args.workers, embed_device=args.embed_device,
-                           progress=not args.no_progress)
-    # what the LLM will be sent, said before it is sent (and in the summary: llm_plan)
-    report = BuildReport(announce=lambda words: print(words, file=sys.stderr, flush=True))
-    notes: list = []  # the Δ/J bins: the pipeline's last step, before the artifact's one save
-    art = build_structure(corpus, config, out=args.out, extractor=extractor,
-                          progress=not args.no_progress, name=name, report=report,
-                          keep_work=args.keep_work, retry_failed=args.retry_failed,
-                          engine=engine, finish=_bins_step(folder, corpus, args, notes))
+    with _result_stdout(args.engine == "ray"):
+        engine = None
+        if args.engine == "ray":
+            from ..adapters.ray_engine import RayEngine
+            engine = RayEngine(args.address, workers=args.workers,
+                               embed_device=args.embed_device, progress=not args.no_progress)
+        # what the LLM will be sent, said before it is sent (and in the summary: llm_plan)
+        report = BuildReport(announce=lambda words: print(words, file=sys.stderr, flush=True))
+        notes: list = []  # the Δ/J bins: the pipeline's last step, before the artifact's one save
+        art = build_structure(corpus, config, out=args.out, extractor=extractor,
+                              progress=not args.no_progress, name=name, report=report,
+                              keep_work=args.keep_work, retry_failed=args.retry_failed,
+                              engine=engine, finish=_bins_step(folder, corpus, args, notes))
+        engine_summary = engine.summary() if engine is not None else None
     bins_note = notes[-1]
     if report.reused and report.written:
         print(f"note: {args.out}: the reused artifact's Δ/J bins differ from these settings, so "
@@ -249,8 +271,8 @@ def _build(args: argparse.Namespace, folder: str) -> int:
     if extractor is not None and hasattr(extractor, "usage"):
         summary["llm_usage"] = extractor.usage()
         summary["llm_plan"] = report.llm_plan
-    if engine is not None:
-        summary["engine"] = engine.summary()
+    if engine_summary is not None:
+        summary["engine"] = engine_summary
     _warn_empty_bins(art)
     if args.json:
         print_json(summary)

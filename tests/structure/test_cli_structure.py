@@ -41,15 +41,28 @@ def _judged(folder, docs, splits=("dev", "test")):
 
 
 @pytest.mark.slow
-def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys):
+def test_build_then_rerun_reuses(tmp_path, small_corpus, capsys, monkeypatch):
+    from mteb_stratified.structure import pipeline
+
     docs = {d: small_corpus[d] for d in sorted(small_corpus)[:30]}
     folder = _beir(tmp_path / "beir", docs)
     n_queries = _judged(folder, docs)
     out = str(tmp_path / "art")
     args = ["structure", "--corpus", folder, "--out", out, "--no-progress",
             "--max-doc-share", "0.3", "--json"]
+    real_build = pipeline.build_structure
+
+    def chatty_build(*a, **k):  # a library printing to stdout while the build runs (Ray does)
+        print("chatter from a library")
+        return real_build(*a, **k)
+
+    monkeypatch.setattr(pipeline, "build_structure", chatty_build)
     assert cli_main.main(args) == 0
-    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    captured = capsys.readouterr()
+    # stdout is the result alone: one line of JSON; the chatter went to stderr
+    assert "chatter from a library" in captured.err and "chatter" not in captured.out
+    first = json.loads(captured.out)
+    monkeypatch.setattr(pipeline, "build_structure", real_build)
     assert first["n_docs"] == 30 and first["clusters"] >= 1 and not first["reused"]
     assert os.path.exists(os.path.join(out, "metadata.json"))
     assert not os.path.exists(os.path.join(out, ".work"))
