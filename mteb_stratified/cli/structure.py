@@ -160,7 +160,8 @@ def _result_stdout(ray: bool):
     to it (a library's print; Ray's forwarded worker and raylet log lines, which its log
     thread prints to ``sys.stdout`` at any time) goes to stderr.  With ``ray``, a Ray that
     this command started is shut down on the way out (its log thread joined), so no line of
-    it can follow the result."""
+    it can follow the result.  Process-wide (``sys.stdout``): writes straight to file
+    descriptor 1 are not caught."""
     loaded = sys.modules.get("ray")
     running_before = loaded is not None and loaded.is_initialized()
     try:
@@ -169,8 +170,12 @@ def _result_stdout(ray: bool):
     finally:
         loaded = sys.modules.get("ray")
         if ray and not running_before and loaded is not None and loaded.is_initialized():
-            with contextlib.redirect_stdout(sys.stderr):
-                loaded.shutdown()
+            try:  # a failing shutdown must not hide the build's own error or result
+                with contextlib.redirect_stdout(sys.stderr):
+                    loaded.shutdown()
+            except Exception as exc:  # noqa: BLE001 - reported, the command goes on
+                print(f"warning: Ray did not shut down cleanly ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

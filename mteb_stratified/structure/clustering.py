@@ -102,8 +102,10 @@ def consensus_graph(graph, labelings: list, threshold: float, *, edges=None):
     import igraph as ig
 
     pairs, w = edge_arrays(graph) if edges is None else edges
-    if len(pairs) != graph.ecount():
-        raise ValueError(f"edges holds {len(pairs)} edges, the graph {graph.ecount()}")
+    if not (pairs.ndim == 2 and pairs.shape[1] == 2 and len(pairs) == len(w)
+            == graph.ecount()):
+        raise ValueError(f"edges must be (m, 2) pairs and m weights for the graph's "
+                         f"m = {graph.ecount()} edges, not {pairs.shape} and {len(w)}")
     share = np.zeros(len(pairs))
     for lab in labelings:
         share += lab[pairs[:, 0]] == lab[pairs[:, 1]]

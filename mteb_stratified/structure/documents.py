@@ -28,7 +28,8 @@ import numpy as np
 
 from .fingerprint import settings_hash
 
-__all__ = ["DocumentClusters", "embed_documents", "cluster_documents", "entity_clusters"]
+__all__ = ["DocumentClusters", "embed_documents", "embed_documents_cached", "read_back",
+           "cluster_documents", "entity_clusters"]
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,19 @@ class DocumentClusters:
 
 def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
     """Unit embeddings of every document text (sorted ids), cached in ``work``."""
+    return embed_documents_cached(texts, cfg, work, engine)[0]
+
+
+def embed_documents_cached(texts: dict, cfg, work: str | None, engine) -> tuple:
+    """``(embeddings, path)``: :func:`embed_documents` and its cache file in ``work`` (None:
+    not cached, with no work folder or for the static lookup), for :func:`read_back`."""
     from .embed import DOCUMENT_BATCH, INT8_BATCH, PRECISIONS, cached_array
 
     ids = sorted(texts)
     inputs = [texts[d] for d in ids]
     if cfg.document_embedding == "static":  # a lookup: no engine, no cache
         from .embed import embed_with
-        return embed_with(inputs, cfg.embedding_model, "static")
+        return embed_with(inputs, cfg.embedding_model, "static"), None
     precision = PRECISIONS[cfg.document_embedding]
     batch = INT8_BATCH if precision == "int8" else DOCUMENT_BATCH
     # float32's key is the one written before the other precisions: existing caches stay valid
@@ -61,7 +68,29 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
     # the precision is passed only when it is not float32, so an engine that takes no keyword
     # (written before int8) keeps working for float32
     kwargs = {} if precision == "float32" else {"precision": precision}
-    return cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
+    emb = cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
+    return emb, path
+
+
+def read_back(path: str, n_docs: int) -> np.ndarray:
+    """The document embeddings this build cached at ``path``, read again (after Leiden).
+
+    Never computed again: a second embedding could differ from the one the k-NN graph was
+    built from (a GPU's bits), so a file that went missing is an :class:`InputError`."""
+    from ..core.errors import InputError
+
+    try:
+        emb = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputError(f"{path}: the document embeddings this build wrote cannot be read back "
+                         f"({type(exc).__name__}: {exc})",
+                         fix="leave the work folder alone while the build runs, and run the "
+                             "command again (the extraction checkpoint is kept)") from None
+    if emb.ndim != 2 or emb.shape[0] != n_docs:
+        raise InputError(f"{path}: holds {emb.shape} embeddings, not {n_docs} rows",
+                         fix="leave the work folder alone while the build runs, and run the "
+                             "command again")
+    return emb
 
 
 def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
@@ -80,12 +109,15 @@ def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
     edges = knn_edges(np.ascontiguousarray(load(), dtype=np.float32), k=cfg.k, threshold=0.0,
                       exact_max=cfg.exact_max, nprobe=cfg.nprobe, seed=cfg.seed)
     graph = to_igraph(len(ids), edges.src, edges.dst, edges.weight)
-    pairs = np.column_stack([edges.src, edges.dst]).astype(np.int64, copy=False)
-    weight = np.asarray(edges.weight, dtype=np.float64)
+    arrays = None  # the consensus graphs' input, without igraph's Python edge list
+    if cfg.consensus_runs > 1:
+        arrays = (np.column_stack([edges.src, edges.dst]).astype(np.int64, copy=False),
+                  np.asarray(edges.weight, dtype=np.float64))
     del edges
     run = dataclasses.replace(cfg, resolution=cfg.document_resolution, min_cluster_size=1,
                               seed=cfg.seed if seed is None else seed)
-    clusters = cluster_entities(graph, run, halves=halves, edges=(pairs, weight))
+    clusters = cluster_entities(graph, run, halves=halves, edges=arrays)
+    del graph, arrays  # before the embeddings come back
     return DocumentClusters(ids, clusters.labels, clusters.n_clusters, load(), clusters.leiden,
                             clusters.halves)
 

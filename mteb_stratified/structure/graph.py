@@ -471,7 +471,7 @@ def knn_edges(emb: np.ndarray, *, k: int = 10, threshold: float = 0.6, exact_max
         return KnnEdges(n, e, e.copy(), np.zeros(0, dtype=np.float64), "none")
     sims, ids, kind = _search(emb, k, exact_max=exact_max, nprobe=nprobe, seed=seed,
                               method=method, threshold=threshold)
-    # one temporary at a time (a million rows hold 11M candidate pairs: 88 MB per array)
+    # few temporaries at once (a million rows hold 11M candidate pairs: 88 MB per array)
     rows = np.repeat(np.arange(n, dtype=np.int64), ids.shape[1])
     cols = ids.reshape(-1).astype(np.int64)
     del ids

@@ -38,6 +38,9 @@ def cluster_centroids(labels, embeddings, n_clusters: int) -> tuple[np.ndarray, 
     cluster ``0..n_clusters-1`` (members labelled −1 belong to none)."""
     labels = np.asarray(labels, dtype=np.int64)
     emb = np.asarray(embeddings)
+    if emb.ndim != 2 or len(emb) != len(labels):
+        raise ValueError(f"{len(labels)} labels for embeddings of shape {emb.shape}: one row "
+                         "per label is needed")
     keep = labels >= 0
     sizes = np.bincount(labels[keep], minlength=n_clusters).astype(np.float64)
     sums = np.zeros((n_clusters, emb.shape[1]))

@@ -216,16 +216,19 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
     docs = None
     halves = cfg.seed_ari == "split-half"
     if cfg.clusters == "documents":
-        from .documents import cluster_documents, embed_documents, entity_clusters
-        held = [timed("embed_documents", embed_documents, texts, cfg, work, engine)]
+        from .documents import (cluster_documents, embed_documents_cached, entity_clusters,
+                                read_back)
+        emb, path = timed("embed_documents", embed_documents_cached, texts, cfg, work, engine)
+        held = [emb]
+        del emb
 
         def doc_emb():
             """The embeddings for the k-NN graph; after Leiden, read back from the work
-            folder's cache, so they are not held while Leiden runs (kept with no folder, or
-            for the static lookup, which is not cached)."""
-            if work is None or cfg.document_embedding == "static":
+            folder's cache, so they are not held while Leiden runs (kept when not cached: no
+            work folder, or the static lookup)."""
+            if path is None:
                 return held[0]
-            return held.pop() if held else embed_documents(texts, cfg, work, engine)
+            return held.pop() if held else read_back(path, len(texts))
 
         docs = timed("leiden", cluster_documents, texts, cfg, doc_emb, halves=halves)
         clusters = entity_clusters(docs, linked)

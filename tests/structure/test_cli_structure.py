@@ -212,3 +212,46 @@ def test_repeated_cut_points_warn_of_an_empty_bin(tmp_path, small_corpus, capsys
     err = capsys.readouterr().err
     assert "dispersion cut-points (0.0, 0.0) repeat a value" in err and "Med dispersion" in err
     assert "alignment cut-points" not in err
+
+
+def test_only_a_ray_this_command_started_is_shut_down(monkeypatch, capsys):
+    """structure's stdout guard (cli/structure.py ``_result_stdout``): stdout goes to stderr
+    inside it; a Ray that came up inside it is shut down on the way out, one already running
+    is left alone, and a failing shutdown is a warning that hides neither the result nor the
+    build's own error."""
+    import sys
+    import types
+
+    from mteb_stratified.cli import structure as command
+
+    state = {"up": False, "shutdowns": 0}
+
+    def shutdown():
+        state.update(up=False, shutdowns=state["shutdowns"] + 1)
+
+    fake = types.SimpleNamespace(is_initialized=lambda: state["up"], shutdown=shutdown)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with command._result_stdout(True):
+        state["up"] = True  # the command starts Ray
+        print("raylet chatter")
+    assert state == {"up": False, "shutdowns": 1}
+    state["up"] = True  # running before the command: left alone
+    with command._result_stdout(True):
+        pass
+    assert state == {"up": True, "shutdowns": 1}
+    state["up"] = False
+    with command._result_stdout(False):  # the local engine: Ray is not the command's
+        state["up"] = True
+    assert state == {"up": True, "shutdowns": 1}
+
+    def broken():
+        raise RuntimeError("the GCS is gone")
+
+    fake.shutdown, state["up"] = broken, False
+    with pytest.raises(KeyError, match="the build's own error"):
+        with command._result_stdout(True):
+            state["up"] = True
+            raise KeyError("the build's own error")
+    out = capsys.readouterr()
+    assert "raylet chatter" in out.err and "chatter" not in out.out
+    assert "Ray did not shut down cleanly (RuntimeError: the GCS is gone)" in out.err

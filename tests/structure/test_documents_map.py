@@ -63,10 +63,11 @@ def test_the_tree_the_quality_and_a_second_seed(doc_built):
 
 def test_a_second_build_still_has_the_embeddings_the_split_halves_drop_them(
         small_corpus, small_config, monkeypatch, tmp_path):
-    """The pipeline drops the document embeddings after the tree (1.5 GB at 1M documents)
-    unless the quality step reads them again: seed_ari="second-build" clusters them with
-    seed + 1, after the tree."""
+    """The pipeline does not hold the document embeddings while Leiden runs: it reads them
+    back from the work folder's cache (the engine embeds the documents once), and drops them
+    after the tree unless the quality step reads them again (seed_ari="second-build")."""
     from mteb_stratified.structure import describe as describe_module
+    from mteb_stratified.structure.engine import LocalEngine
     from mteb_stratified.structure.pipeline import build_structure
 
     seen = {}
@@ -76,15 +77,42 @@ def test_a_second_build_still_has_the_embeddings_the_split_halves_drop_them(
         seen[cfg.seed_ari] = docs.embeddings is not None
         return original(texts, rows, vocab, linked, clusters, cfg, tree, docs)
 
+    from mteb_stratified.io.corpus_text import doc_text
+    doc_texts = [doc_text(small_corpus[d]) for d in sorted(small_corpus)]
+
+    class Counting(LocalEngine):
+        documents = 0
+
+        def embed(self, inputs, model, batch_size, **kwargs):
+            Counting.documents += list(inputs) == doc_texts
+            return super().embed(inputs, model, batch_size, **kwargs)
+
     monkeypatch.setattr(describe_module, "describe", spy)
-    for method in ("second-build", "split-half"):
+    for method in ("split-half", "second-build"):
         cfg = dataclasses.replace(small_config, clusters="documents", seed_ari=method)
         # one work folder: the second build reuses the extraction and the embeddings
-        q = build_structure(small_corpus, cfg, out=str(tmp_path / "art"),
-                            keep_work=True).metadata["quality"]
+        q = build_structure(small_corpus, cfg, out=str(tmp_path / "art"), keep_work=True,
+                            engine=Counting()).metadata["quality"]
         assert q["seed_ari_method"] == method and -1 <= q["seed_ari"] <= 1
+        assert Counting.documents == 1  # read back (and then reused), never embedded again
     assert seen == {"second-build": True, "split-half": False}
-    assert q["runs"] == [5, 5]
+
+
+def test_embeddings_that_cannot_be_read_back_are_a_clear_error(tmp_path):
+    """Never embedded again after Leiden (a second embedding could differ from the one the
+    graph was built from): a vanished or foreign cache file is an InputError naming it."""
+    from mteb_stratified.core.errors import InputError
+    from mteb_stratified.structure.documents import read_back
+
+    path = str(tmp_path / "doc-embeddings-x.npy")
+    with pytest.raises(InputError, match="cannot be read back") as err:
+        read_back(path, 3)
+    assert path in str(err.value) and "run the command again" in err.value.fix
+    np.save(path, np.zeros((2, 4), dtype=np.float32))
+    with pytest.raises(InputError, match="not 3 rows"):
+        read_back(path, 3)
+    np.save(path, np.ones((3, 4), dtype=np.float32))
+    assert read_back(path, 3).tolist() == np.ones((3, 4)).tolist()
 
 
 def test_the_same_seed_gives_the_same_clusters(small_corpus, small_config):

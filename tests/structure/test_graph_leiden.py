@@ -364,7 +364,7 @@ def test_split_half_partitions_are_the_consensus_of_each_half_of_the_runs():
 def test_consensus_graph_from_the_callers_edge_arrays_is_the_same_graph():
     """consensus_graph(edges=...) (the document map passes its k-NN arrays, so no Python list
     of the edges is built) gives the graph it builds from igraph's own edge list, and the
-    co-membership share is the mean over the runs; arrays of another graph are refused."""
+    co-membership share is the mean over the runs; arrays of the wrong shape are refused."""
     import igraph as ig
 
     from mteb_stratified.structure.clustering import consensus_graph, edge_arrays
@@ -389,5 +389,6 @@ def test_consensus_graph_from_the_callers_edge_arrays_is_the_same_graph():
     assert a.es["weight"] == (w[keep] * share[keep]).tolist() and a.vcount() == 300
     unweighted = ig.Graph(n=3, edges=[(0, 1), (1, 2)])
     assert edge_arrays(unweighted)[1].tolist() == [1.0, 1.0]
-    with pytest.raises(ValueError, match="edges"):
-        consensus_graph(g, labelings, 0.5, edges=(pairs[:-1], weight[:-1]))
+    for bad in ((pairs[:-1], weight[:-1]), (pairs, weight[:-1]), (pairs.reshape(-1), weight)):
+        with pytest.raises(ValueError, match="edges"):
+            consensus_graph(g, labelings, 0.5, edges=bad)

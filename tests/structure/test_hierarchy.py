@@ -76,6 +76,8 @@ def test_centroids_in_blocks_are_the_float64_sums_of_one_pass(monkeypatch):
         cent, sizes = cluster_centroids(labels, emb, 7)
         assert np.array_equal(cent, want), block
         assert sizes.tolist() == np.bincount(labels[keep], minlength=7).tolist()
+    with pytest.raises(ValueError, match="one row per label"):
+        cluster_centroids(labels[:-1], emb, 7)
 
 
 def test_the_artifact_reads_its_tree_and_refuses_a_broken_one(tmp_path):
