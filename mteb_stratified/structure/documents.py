@@ -79,17 +79,15 @@ def read_back(path: str, n_docs: int) -> np.ndarray:
     built from (a GPU's bits), so a file that went missing is an :class:`InputError`."""
     from ..core.errors import InputError
 
+    fix = ("leave the work folder alone while the build runs, and run the command again (the "
+           "extraction checkpoint is kept)")
     try:
         emb = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"{path}: the document embeddings this build wrote cannot be read back "
-                         f"({type(exc).__name__}: {exc})",
-                         fix="leave the work folder alone while the build runs, and run the "
-                             "command again (the extraction checkpoint is kept)") from None
+                         f"({type(exc).__name__}: {exc})", fix=fix) from None
     if emb.ndim != 2 or emb.shape[0] != n_docs:
-        raise InputError(f"{path}: holds {emb.shape} embeddings, not {n_docs} rows",
-                         fix="leave the work folder alone while the build runs, and run the "
-                             "command again")
+        raise InputError(f"{path}: holds {emb.shape} embeddings, not {n_docs} rows", fix=fix)
     return emb
 
 
