@@ -9,7 +9,7 @@ best and median wall time, float32's best over its best (speed-up), the cosine o
 its float32 one (mean and minimum) and how many of its 10 nearest neighbours (cosine, among the
 N) float32's embedding shares.  The model is loaded before the first timed pass.
 
-    python benchmarks/embed_precision.py --data ../shared/data/nfcorpus --docs 400
+    python benchmarks/embed_precision.py --data mteb_stratified/data/nfcorpus --docs 400
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The two runs that `strata_validity.py` and `strata_power.py` were measured with.
 
-    python benchmarks/nfcorpus_runs.py --data ../shared/data/nfcorpus --splits dev,test --out DIR
+    python benchmarks/nfcorpus_runs.py --data mteb_stratified/data/nfcorpus --splits dev,test --out DIR
 
 Writes ``DIR/bm25.<split>.trec`` (bm25s over ``title text``, every document scored, depth 1000,
 as ``mteb-stratified demo``) and ``DIR/minilm.<split>.trec`` (the packaged all-MiniLM-L6-v2,

@@ -1,7 +1,7 @@
 """Type I error, power and minimum detectable effect of every strata test, on real per-query
 scores (issue #28).
 
-    python benchmarks/strata_power.py --data ../shared/data/nfcorpus --structure bundled \
+    python benchmarks/strata_power.py --data mteb_stratified/data/nfcorpus --structure bundled \
         --split test --run BM25=bm25.test.trec --run MiniLM=minilm.test.trec --json OUT.json
 
 For each grain (``--min-queries``, default ``1,50``: 1 is the fine clusters, the strata before

@@ -1,7 +1,7 @@
 """Do the strata carry signal, and is the map coherent?  The figures of issue #28 for a BEIR
 folder, a structure artifact and two runs.
 
-    python benchmarks/strata_validity.py --data ../shared/data/nfcorpus --split dev \
+    python benchmarks/strata_validity.py --data mteb_stratified/data/nfcorpus --split dev \
         --structure DIR --run BM25=bm25.dev.trec --run MiniLM=minilm.dev.trec [--json OUT]
 
 Prints, for the map: weighted NPMI of the clusters' top entities over the corpus documents,

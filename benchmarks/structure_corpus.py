@@ -1,7 +1,7 @@
 """``bench_structure.py --corpus FOLDER``: the ``structure`` command on a real corpus, step by
 step, cold, before and after, with extraction and embedding against their floors.
 
-    python benchmarks/bench_structure.py --corpus ../shared/data/nfcorpus \
+    python benchmarks/bench_structure.py --corpus mteb_stratified/data/nfcorpus \
         --rev before=42e26c9 --rev after=WORKTREE [--docs 5000]
 
 For each ``--rev NAME=REV`` (a git revision, checked out into a temporary worktree, or

@@ -18,7 +18,7 @@ of seeds and at the same seed.  Then, for each method after the first, the diffe
 the first paired by seed (method − first: each seed's value, their mean, SD and standard
 error) and the ARI means unrounded (a rule that compares them needs more than three digits).
 
-    python benchmarks/structure_seeds.py --corpus ../shared/data/nfcorpus \\
+    python benchmarks/structure_seeds.py --corpus mteb_stratified/data/nfcorpus \\
         --method model bf16 int8 static --seeds 5 --work /tmp/seeds [--docs 5000]
 
 ``--docs N``: the corpus of ``bench_structure.py --docs N`` (:func:`structure_corpus.make_slice`).

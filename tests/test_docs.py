@@ -135,3 +135,65 @@ def test_mkdocs_build_strict(tmp_path):
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "precision-sweep" in cli and "--require-same-queries" in cli
+
+
+_FENCE = re.compile(r"^( {0,3}|\s*)(`{3,}|~{3,})(.*)$")
+
+
+def fence_problems(text: str) -> list[str]:
+    """Where a page's code fences do not pair up: a fence with an info string (```bash) met
+    inside an open block (a closing fence has none, so the block before it never closed:
+    a stray fence above turned the rest of the page into code), or a block still open at the
+    end of the page."""
+    problems, open_at = [], None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _FENCE.match(line)
+        if not m:
+            continue
+        marks, info = m.group(2), m.group(3).strip()
+        if open_at is None:
+            open_at = (n, marks)
+        elif info:
+            problems.append(f"line {n}: a fence with {info!r} inside the block opened on line "
+                            f"{open_at[0]} (a stray or missing fence above it)")
+        elif marks[0] == open_at[1][0] and len(marks) >= len(open_at[1]):
+            open_at = None
+    if open_at is not None:
+        problems.append(f"line {open_at[0]}: a code block that never closes")
+    return problems
+
+
+def test_the_fence_checker_sees_a_stray_fence():
+    ok = "text\n```bash\nls\n```\n\n~~~\n```\n~~~\n"
+    assert fence_problems(ok) == []
+    stray = "# demo\n\n```bash\nx\n```\n\n```\n\nprose\n\n```text\n$ y\n```\n"
+    assert fence_problems(stray) == [
+        "line 11: a fence with 'text' inside the block opened on line 7 (a stray or missing "
+        "fence above it)"]
+    assert fence_problems("```bash\nls\n") == ["line 1: a code block that never closes"]
+
+
+def test_every_page_has_balanced_code_fences():
+    """docs/guides/demo.md had a stray fence on line 7: the rest of the page rendered as one
+    code block, and `mkdocs build --strict` does not see it."""
+    problems = [f"{f.relative_to(REPO)}: {p}" for f in _markdown_files()
+                for p in fence_problems(f.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
+def test_docs_name_only_paths_inside_the_repository():
+    """A reader's clone has no ../shared: every path a page tells them to use is in the
+    repository (the bundled NFCorpus is mteb_stratified/data/nfcorpus)."""
+    found = [f"{f.relative_to(REPO)}:{n}" for f in _markdown_files()
+             for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if "../shared" in line]
+    assert not found, found
+
+
+def test_docs_read_results_with_result_cache_not_the_deprecated_load_results():
+    """mteb 2.26 deprecates ``mteb.load_results`` (it reads nothing from a local folder here);
+    ``mteb.ResultCache(folder).load_results(include_remote=False)`` is what works."""
+    found = [f"{f.relative_to(REPO)}:{n}" for f in _markdown_files()
+             for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\bmteb\.load_results\b", line)]
+    assert not found, found

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     out = export_leaderboard(args.results_dir, args.out, tasks=args.tasks, digits=args.digits,
                              columns=args.columns,
                              require_same_queries=args.require_same_queries)
-    print(out["markdown"], end="")
+    print(out["text"], end="")
     print(f"\nwrote {out['csv']} and {out['md']}")
     return 0
 

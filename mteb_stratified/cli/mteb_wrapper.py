@@ -88,6 +88,54 @@ def _get_model_with(kwargs: dict):
         mteb.get_model = original
 
 
+def _nearest(name: str, names) -> str:
+    """`` (did you mean X or Y?)`` for the registered names closest to ``name`` (the
+    organisation left out of the comparison too), or ''."""
+    import difflib
+
+    names = list(names)
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    short = {n.split("/")[-1]: n for n in names}
+    near += [short[m] for m in difflib.get_close_matches(name.split("/")[-1], list(short), n=3)
+             if short[m] not in near]
+    return f" (did you mean {' or '.join(near[:3])}?)" if near else ""
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def check_run_names(margs) -> None:
+    """The tasks and the model of ``mteb run``, checked before mteb loads anything: a task
+    name mteb does not have, or a model that is neither registered nor a local folder while
+    the hub is offline (mteb would end in a traceback, or an HF offline error), is an
+    :class:`InputError` (exit 2) that names the nearest registered names."""
+    from mteb.get_tasks import _TASKS_REGISTRY
+    from mteb.models.model_implementations import MODEL_REGISTRY
+
+    from ..core.errors import InputError
+
+    for task in getattr(margs, "tasks", None) or ():
+        if task not in _TASKS_REGISTRY:
+            raise InputError(f"no task named {task!r}{_nearest(task, _TASKS_REGISTRY)}",
+                             fix="give a task name that `mteb-stratified mteb available-tasks` "
+                                 "lists, e.g. -t StratifiedNFCorpus")
+    model = getattr(margs, "model", None)
+    if not model or model in MODEL_REGISTRY or os.path.isdir(os.path.expanduser(model)):
+        return
+    ours = model.startswith("mteb-stratified/")
+    if ours or _hub_offline():
+        where = ("mteb-stratified registers no model of that name" if ours else
+                 "it is not in mteb's model registry, not a local folder, and the Hugging Face "
+                 "hub is offline (HF_HUB_OFFLINE)")
+        from ..adapters.mteb.models import MINILM_FP32, MINILM_REGIMES
+
+        variants = ", ".join(n[len(MINILM_FP32):] for n in MINILM_REGIMES)
+        raise InputError(f"model {model!r}: {where}{_nearest(model, MODEL_REGISTRY)}",
+                         fix=f"give a registered name (the packaged ones: {MINILM_FP32} and its "
+                             f"{variants} variants), or a local model folder")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
 
@@ -124,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     if kwargs and getattr(margs, "func", None).__name__ != "run":
         raise InputError("--dtype/--score-dtype/--model-kwargs only apply to `run`",
                          fix="put them after `mteb-stratified mteb run ...`")
+    if getattr(margs, "func", None).__name__ == "run":
+        check_run_names(margs)
     logging.basicConfig(level=logging.WARNING, format="%(message)s",
                         handlers=[RichHandler(rich_tracebacks=True)])
     with _get_model_with(kwargs):

@@ -92,8 +92,10 @@ def run(args: argparse.Namespace) -> int:
                 shutil.copyfile(meta, os.path.join(os.path.dirname(target), "model_meta.json"))
         with atomic_write(target, encoding="utf-8") as fh:
             fh.write(dumps_json(res, indent=2, default=str))
-        table = os.path.join(os.path.dirname(target),
-                             f"{safe_name(args.task)}_strata_{safe_name(args.split)}.tsv")
+        # named after the result's own task (a quick-run subset's keeps its mark), so results
+        # of two tasks, or a subset and a full run, in one folder never share a table
+        table = os.path.join(os.path.dirname(target), f"{safe_name(str(res['task_name']))}"
+                                                      f"_strata_{safe_name(args.split)}.tsv")
         write_strata_table(table, table_rows)
         _print_summary(target, item.model, summary, table, args.split)
     return 0

@@ -17,10 +17,30 @@ import hashlib
 from dataclasses import dataclass
 from typing import Callable, Iterable, TypeVar
 
-__all__ = ["QuerySet", "group_by_query_set", "query_set_id", "QUERY_SET_KEYS"]
+__all__ = ["QuerySet", "group_by_query_set", "query_set_id", "QUERY_SET_KEYS", "SUBSET_MARK",
+           "subset_task_name", "base_task_name"]
 
 #: The score keys a results file records its query set under.
 QUERY_SET_KEYS = ("query_set_size", "query_set_id", "query_set_subset")
+#: What a quick-run subset adds to the task name its results are saved under
+#: (``StratifiedNFCorpus__subset-q5-d100``), so that a subset and a full run of one task never
+#: share mteb's cache entry (``results/<model>/<revision>/<task>.json``), in either order.
+SUBSET_MARK = "__subset-"
+
+
+def subset_task_name(task_name: str, max_queries, max_docs) -> str:
+    """``task_name`` for a full run (both None), else ``<task>__subset-q<N>-d<M>`` (``all``
+    for the one not limited)."""
+    if max_queries is None and max_docs is None:
+        return task_name
+    q = "all" if max_queries is None else int(max_queries)
+    d = "all" if max_docs is None else int(max_docs)
+    return f"{task_name}{SUBSET_MARK}q{q}-d{d}"
+
+
+def base_task_name(task_name: str) -> str:
+    """The task a results file's ``task_name`` belongs to (the subset mark removed)."""
+    return task_name.split(SUBSET_MARK, 1)[0]
 
 T = TypeVar("T")
 

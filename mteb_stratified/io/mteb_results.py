@@ -25,13 +25,14 @@ import csv
 import json
 import math
 import os
+import warnings
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import InputError
+from ..core.errors import InputError, InputWarning
 from ..core.per_query import PerQuery
-from ..core.query_set import QuerySet
+from ..core.query_set import QuerySet, base_task_name
 from ..naming import canonical_name
 from .files import open_text, read_bytes, utf8_error
 from .numbers import parse_number
@@ -443,10 +444,10 @@ def expand_results(specs, task: str) -> list[str]:
                 except InputError as exc:  # the folder may hold other JSON files
                     unreadable.append(exc)
                     continue
-                if name == task:
-                    found.append(str(path))
+                if isinstance(name, str) and base_task_name(name) == task:
+                    found.append(str(path))  # a quick-run subset's too (its query set says)
                 else:
-                    other.add(str(name))
+                    other.add(base_task_name(str(name)))
             if not found:
                 why = ""
                 if other:
@@ -457,6 +458,8 @@ def expand_results(specs, task: str) -> list[str]:
                 raise InputError(f"no {task} results under {spec}{why}",
                                  fix="give the --output-folder of an mteb run of this task, "
                                      "or choose another one with --task")
+            for exc in unreadable:  # named, and the readable results still used
+                warnings.warn(f"left out: {exc}", InputWarning, stacklevel=2)
             out.extend(found)
         elif not os.path.exists(spec):
             raise InputError("results file not found", source=spec,

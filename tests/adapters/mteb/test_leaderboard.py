@@ -224,3 +224,71 @@ def test_one_query_set_is_one_table_with_a_queries_column(tmp_path):
     assert len(out["groups"]) == 1 and "###" not in out["markdown"]
     assert "| rank | model | revision | queries | E |" in out["markdown"]
     assert "| 1 | org/a | r1 | 3 |" in out["markdown"]
+
+
+def test_a_subset_task_name_is_its_task_ranked_apart(tmp_path):
+    """A quick run's results file (``<Task>__subset-q5-d100.json``) counts as the task's, on
+    its own query set: never a column or a task of its own, never ranked with the full run."""
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    full = [f"q{i}" for i in range(20)]
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus", _with_queries(_scores(0.3, 0.3), full))
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus__subset-q5-d100",
+                  _with_queries(_scores(0.5, 0.5), full[:5], subset="MTEB_STRATIFIED_MAX_"
+                                "QUERIES=5, MTEB_STRATIFIED_MAX_DOCS=100"))
+    out = export_leaderboard(tmp_path, tasks=["StratifiedNFCorpus"])
+    assert [len(g) for g in out["groups"]] == [1, 1]
+    assert {g[0].task for g in out["groups"]} == {"StratifiedNFCorpus"}
+    first, second = out["markdown"].split("### ")[1:]
+    assert "20 queries" in first and "0.3000" in first
+    assert "5 queries" in second and "subset" in second and "0.5000" in second
+    # a folder of subset runs alone is ranked on its own and labelled as a subset
+    only = tmp_path / "only"
+    _write_result(only, "org/a", "StratifiedNFCorpus__subset-q5-d100",
+                  _with_queries(_scores(0.5, 0.5), full[:5], subset="MTEB_STRATIFIED_MAX_"
+                                "QUERIES=5, MTEB_STRATIFIED_MAX_DOCS=100"))
+    out = export_leaderboard(only, tasks=["StratifiedNFCorpus"])
+    assert "A QUICK-RUN SUBSET: test, 5 queries" in out["text"]
+    assert "subset MTEB_STRATIFIED_MAX_QUERIES=5" in out["text"]
+
+
+def test_a_task_name_no_file_has_lists_the_names_found(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus", _scores(0.3, 0.3))
+    _write_result(tmp_path, "org/a", "StratifiedSciDocs", _scores(0.3, 0.3))
+    with pytest.raises(InputError) as err:
+        export_leaderboard(tmp_path, tasks=["StratifiedNFCorpsu"])
+    text = str(err.value)
+    assert "no results of StratifiedNFCorpsu" in text and "no MTEB result files" not in text
+    assert "StratifiedNFCorpus, StratifiedSciDocs" in text
+    assert "did you mean -t StratifiedNFCorpus?" in text
+
+
+def test_a_corrupt_results_file_is_named_and_the_others_are_read(tmp_path):
+    from mteb_stratified.adapters.mteb.results import export_leaderboard
+    from mteb_stratified.core.errors import InputWarning
+
+    _write_result(tmp_path, "org/a", "StratifiedNFCorpus", _scores(0.3, 0.3))
+    bad = _write_result(tmp_path, "org/b", "StratifiedNFCorpus", _scores(0.2, 0.2))
+    bad.write_text('{"task_name": "StratifiedNFCorpus", "scores": {')  # half-written
+    with pytest.warns(InputWarning) as caught:
+        out = export_leaderboard(tmp_path)
+    assert "| 1 | org/a |" in out["markdown"] and "org/b" not in out["markdown"]
+    said = " ".join(str(w.message) for w in caught)
+    assert str(bad) in said and "corrupt results file" in said
+
+
+def test_the_printed_leaderboard_has_no_markdown_escapes(tmp_path, capsys):
+    """leaderboard.md escapes Markdown; the terminal shows the plain names (``#1``, ``_``),
+    with control characters from a data file shown as escapes, not run."""
+    from mteb_stratified.cli import leaderboard
+
+    _write_result(tmp_path, "org/a_b", "StratifiedNFCorpus", _scores(0.30, 0.32))
+    _write_result(tmp_path, "org/c\x1b[31m", "StratifiedNFCorpus", _scores(0.31, 0.30))
+    assert leaderboard.main([str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "(expected #1, oblivious #2)" in printed and "org/a_b" in printed
+    assert "\\" not in printed.replace("\\x1b", "") and "\x1b" not in printed
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert "org/a\\_b" in md and "\\#1" in md

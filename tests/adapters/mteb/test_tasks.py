@@ -47,6 +47,25 @@ def test_precision_regimes_are_registered_models():
     assert n_high == 400 > n_low
 
 
+def test_scores_bf16_is_fp32_scores_rounded_to_bf16():
+    """``-scores-bf16``: the fp32 model and cosine, each score then rounded to bf16 (the
+    CPU-independent bf16 regime the docs' checked figures use): exactly the fp32 scores cast."""
+    import numpy as np
+    import torch
+
+    meta = mteb.get_model_meta("mteb-stratified/all-MiniLM-L6-v2-scores-bf16")
+    assert meta.loader_kwargs == {"score_cast": "bfloat16"}
+    rng = np.random.default_rng(1)
+    q = torch.from_numpy(rng.normal(size=(3, 384)).astype(np.float32))
+    d = torch.from_numpy(rng.normal(size=(500, 384)).astype(np.float32))
+    fp32 = np.asarray(mteb.get_model("mteb-stratified/all-MiniLM-L6-v2").similarity(q, d))
+    cast = mteb.get_model("mteb-stratified/all-MiniLM-L6-v2-scores-bf16").similarity(q, d)
+    assert cast.dtype == torch.float32
+    want = torch.from_numpy(fp32).to(torch.bfloat16).to(torch.float32).numpy()
+    np.testing.assert_array_equal(np.asarray(cast), want)
+    assert len(np.unique(want[0])) < len(np.unique(fp32[0])) == 500  # the ties bf16 makes
+
+
 def test_register_is_idempotent():
     from mteb_stratified.adapters.mteb import register
 
@@ -141,8 +160,36 @@ def test_results_record_their_query_set(tiny_beir, bow_encoder, tmp_path, monkey
     qs = QuerySet.from_scores(sub, "test")
     assert qs.n_queries == 2 and qs.subset == "MTEB_STRATIFIED_MAX_QUERIES=2, MTEB_STRATIFIED_MAX_DOCS=-"
     assert qs != QuerySet.from_scores(scores, "test")
-    files = list((tmp_path / "sub" / "cache").rglob("StratifiedTiny.json"))
+    files = list((tmp_path / "sub" / "cache").rglob("StratifiedTiny__subset-q2-dall.json"))
     assert mteb.TaskResult.from_disk(files[0]).scores["test"][0]["query_set_size"] == 2
+
+
+@pytest.mark.parametrize("subset_first", [False, True])
+def test_a_subset_never_shares_a_cache_entry_with_a_full_run(tiny_beir, bow_encoder, tmp_path,
+                                                            monkeypatch, subset_first):
+    """The issue's trap: a subset run and a full run into one output folder.  Before, the
+    second run found the first one's cached result ("already exist in cache. Skipping") and
+    returned it; now each is saved under its own task name and each really runs, in either
+    order, and neither file replaces the other."""
+    from mteb_stratified.io import load_beir
+
+    n_all = len(load_beir(tiny_beir, "test", corpus=False).qrels)
+    sizes = {}
+    for subset in ([True, False] if subset_first else [False, True]):
+        if subset:
+            monkeypatch.setenv("MTEB_STRATIFIED_MAX_QUERIES", "2")
+            monkeypatch.setenv("MTEB_STRATIFIED_MAX_DOCS", "30")
+        else:
+            monkeypatch.delenv("MTEB_STRATIFIED_MAX_QUERIES", raising=False)
+            monkeypatch.delenv("MTEB_STRATIFIED_MAX_DOCS", raising=False)
+        task = beir_task(tiny_beir, name="StratifiedTiny")
+        sizes[subset] = _evaluate(task, bow_encoder, tmp_path).scores["test"][0]["query_set_size"]
+    assert sizes == {True: 2, False: n_all}
+    saved = {p.name: mteb.TaskResult.from_disk(p).scores["test"][0]["query_set_size"]
+             for p in (tmp_path / "cache").rglob("StratifiedTiny*.json")}
+    assert saved == {"StratifiedTiny.json": n_all, "StratifiedTiny__subset-q2-d30.json": 2}
+    assert {p.name for p in (tmp_path / "pred").iterdir()} >= {
+        "StratifiedTiny_per_query.csv", "StratifiedTiny__subset-q2-d30_per_query.csv"}
 
 
 def test_tie_aware_keeps_name_and_main_score(tiny_beir):
@@ -211,6 +258,7 @@ def test_subset_env(monkeypatch):
     monkeypatch.setenv("MTEB_STRATIFIED_MAX_QUERIES", "5")
     monkeypatch.setenv("MTEB_STRATIFIED_MAX_DOCS", "100")
     task = mteb.get_task("StratifiedNFCorpus")
+    assert task.metadata.name == "StratifiedNFCorpus__subset-q5-d100"
     task.load_data()
     split = task.dataset["default"]["test"]
     assert len(split["queries"]) == 5 and len(split["relevant_docs"]) == 5
