@@ -191,13 +191,23 @@ def _within_sets(values, groups, sets, strata, art, args, grain) -> tuple:
 
 
 def report_summary_line(report: dict) -> str:
-    """One line: each system's pooled and corpus-weighted estimate, and coverage."""
-    parts = []
-    for name, summary in report["systems"].items():
-        post = summary.post_stratified
-        parts.append(f"{name} {summary.pooled.estimate:.4f} pooled"
-                     + (f" / {post.estimate:.4f} corpus-weighted" if post is not None else ""))
-    first = next(iter(report["systems"].values()))
+    """One line: each system's pooled and corpus-weighted estimate, and coverage; systems of
+    different query sets in one bracket per set (never side by side without their set)."""
+    from ..report.html import set_groups
+
+    systems = report["systems"]
+
+    def part(name):
+        summary, post = systems[name], systems[name].post_stratified
+        return (f"{name} {summary.pooled.estimate:.4f} pooled"
+                + (f" / {post.estimate:.4f} corpus-weighted" if post is not None else ""))
+
+    groups = set_groups(report)
+    if len(groups) == 1:
+        body = "; ".join(part(n) for n in groups[0][1])
+    else:
+        body = " | ".join(f"[{label}] " + "; ".join(part(n) for n in names)
+                          for label, names in groups)
+    first = next(iter(systems.values()))
     cov = first.cluster_coverage
-    return (f"{first.measure}: " + "; ".join(parts)
-            + f" (MSC {cov.msc:.3f}, SCC {cov.scc:.3f})")
+    return f"{first.measure}: {body} (MSC {cov.msc:.3f}, SCC {cov.scc:.3f})"

@@ -109,12 +109,24 @@ def _stabilities(report) -> list:
     return list(st) if isinstance(st, list) else [(None, st)]
 
 
+def set_groups(report) -> list:
+    """``[(query-set label, [system, ...])]``, the largest set first (the order the systems
+    come in); ``[(None, every system)]`` when they share one query set.  Every table and plot
+    that puts systems side by side shows one group at a time."""
+    sets = report.get("query_sets")
+    names = list(report["systems"])
+    if not sets:
+        return [(None, names)]
+    groups: dict = {}
+    for n in names:
+        groups.setdefault(sets[n], []).append(n)
+    return list(groups.items())
+
+
 def _same_set(report) -> list:
     """The systems compared in the per-stratum plot and table: those of the first system's
     query set (every system when they share one)."""
-    sets = report.get("query_sets")
-    names = list(report["systems"])
-    return names if not sets else [n for n in names if sets[n] == sets[names[0]]]
+    return set_groups(report)[0][1]
 
 
 def _same_set_note(report) -> str:
@@ -151,16 +163,19 @@ def _short(text, width: int = 42) -> str:
 
 
 def system_labels(names, width: int = 30) -> list[str]:
-    """Plot labels of system names, at most ``width`` characters, never two alike: a long name
-    keeps its head and its tail (``mteb-stratif…MiniLM-L6-v2-bf16``: where model variants
-    differ), and labels still alike get their position (``#2``)."""
-    def cut(name: str) -> str:
-        if len(name) <= width:
-            return name
-        tail = (width - 1) // 2
-        return name[: width - 1 - tail] + "…" + name[len(name) - tail:]
+    """Plot labels of system names, at most ``width`` characters, never two alike.  What the
+    names share is left out first: the organisation (``mteb-stratified/``) when the names stay
+    apart without it.  A label still too long keeps its tail, where model variants differ
+    (``…MiniLM-L6-v2-bf16-hps``), and labels still alike get their position (``#2``)."""
+    names = [str(n) for n in names]
+    short = [n.split("/", 1)[1] if "/" in n and n.split("/", 1)[1] else n for n in names]
+    if len(set(short)) == len(short):
+        names = short
 
-    labels = [cut(str(n)) for n in names]
+    def cut(name: str) -> str:
+        return name if len(name) <= width else "…" + name[len(name) - (width - 1):]
+
+    labels = [cut(n) for n in names]
     return [lab if labels.count(lab) == 1 else f"{lab[: width - 4]} #{i + 1}"
             for i, lab in enumerate(labels)]
 
@@ -305,9 +320,9 @@ def _per_stratum_plot(report) -> str:
     return _figure(draw, (10, 0.3 * len(rows) + 1.4))
 
 
-def _tie_panel(report) -> str:
+def _tie_panel(report, names=None, label=None) -> str:
     systems = report["systems"]
-    names = list(systems)
+    names = list(names or systems)
 
     def draw(fig):
         axes = fig.subplots(1, 2, sharey=True)
@@ -328,9 +343,115 @@ def _tie_panel(report) -> str:
             ax.set_yticks(range(len(names)), system_labels(names, 30), fontsize=7)
             ax.set_ylim(len(names) - 0.5, -0.5)
             ax.set_title(title, fontsize=8)
-        fig.suptitle("Tie range: bar = [min, max] over tie orders, ● expected, × oblivious",
-                     fontsize=8)
+        fig.suptitle("Tie range: bar = [min, max] over tie orders, ● expected, × oblivious"
+                     + (f"\n{label}" if label else ""), fontsize=8)
     return _figure(draw, (9, 0.45 * len(names) + 1.5))
+
+
+# -- the headline ------------------------------------------------------------------------------
+#: The level of every "beyond chance" the headline states.
+ALPHA = 0.05
+
+
+def _pair_of(report, a: str, b: str):
+    """The paired result of ``a`` and ``b`` (either order), or None."""
+    for pair in (report.get("pairs") or {}).get("pairs", ()):
+        if {pair["a"], pair["b"]} == {a, b}:
+            return pair
+    return None
+
+
+def _value(summary, value: str, estimator: str = "pooled"):
+    est = summary.estimate(estimator, value=value)
+    return None if est is None else est.estimate
+
+
+def _ties_point(report, names) -> str:
+    systems = report["systems"]
+    parts = []
+    for n in names[:3]:
+        lo, hi, bias = (_value(systems[n], v) for v in ("min", "max", "bias"))
+        if lo is not None and hi is not None:
+            parts.append(f"{n}: range {hi - lo:.4f}, bias {_fmt(bias, signed=True)}")
+    if not parts:
+        return ""
+    text = "Ties: the order of tied documents moves the score by (" + "; ".join(parts) + ")"
+    if len(names) > 1 and all(_value(systems[n], "oblivious") is not None for n in names):
+        by_e = sorted(names, key=lambda n: (-systems[n].pooled.estimate, n))
+        by_o = sorted(names, key=lambda n: (-_value(systems[n], "oblivious"), n))
+        text += ("; ranking by the stock (tie-oblivious) score WOULD DIFFER" if by_e != by_o
+                 else "; ranking by the stock (tie-oblivious) score is the same")
+    return text + "."
+
+
+def headline(report) -> tuple[str, list[str]]:
+    """The report's top: one sentence (who leads, by how much, whether beyond chance, and the
+    smallest gap these queries could see: the paired t test's MDE at 80% power) and at most
+    five short points (ties, the corpus-weighted view, the strata, coverage, other query
+    sets).  Of the largest query set; other sets are named, never compared."""
+    groups = set_groups(report)
+    label, names = groups[0]
+    systems = report["systems"]
+    first = systems[names[0]]
+    measure = first.measure
+    on = f"{first.n_queries} queries" + (f" ({label})" if label else "")
+    by = sorted(names, key=lambda n: (-systems[n].pooled.estimate, n))
+    pair = _pair_of(report, by[0], by[1]) if len(by) > 1 else None
+    if len(by) < 2:
+        e = systems[by[0]].pooled
+        head = (f"{by[0]} scores {e.estimate:.4f} in {measure} (expected over tie orders, 95% "
+                f"CI [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]) on {on}; one system, so nothing "
+                "is compared.")
+    elif pair is None:
+        gap = systems[by[0]].pooled.estimate - systems[by[1]].pooled.estimate
+        head = (f"{by[0]} leads {by[1]} by {gap:.4f} in {measure} (expected) on {on}; no paired "
+                "test was run.")
+    else:
+        o = pair["overall"]
+        sign = 1 if pair["a"] == by[0] else -1
+        gap, lo, hi = (sign * o[k] for k in ("mean_difference", "ci_low", "ci_high"))
+        lead, other = (by[0], by[1]) if gap >= 0 else (by[1], by[0])
+        if gap < 0:
+            gap, lo, hi = -gap, -hi, -lo
+        lo, hi = min(lo, hi), max(lo, hi)
+        others = f" (and {len(by) - 2} more)" if len(by) > 2 else ""
+        verdict = ("beyond chance" if o["p_value"] <= ALPHA else
+                   "NOT beyond chance: these queries do not settle which is better")
+        head = (f"{lead} leads {other}{others} by {gap:.4f} in {measure} (expected) on {on}, "
+                f"95% CI [{_fmt(lo, signed=True)}, {_fmt(hi, signed=True)}], paired t p = "
+                f"{o['p_value']:.3f}: {verdict}. The smallest gap these queries would detect "
+                f"8 times in 10 is {o['mde']:.4f}.")
+    points = []
+    ties = _ties_point(report, by)
+    if ties:
+        points.append(ties)
+    cw = {n: systems[n].post_stratified for n in by if systems[n].post_stratified is not None}
+    if len(cw) == len(by):
+        cw_lead = max(by, key=lambda n: (cw[n].estimate, n))
+        points.append("Corpus-weighted (strata weighted by their share of the corpus): "
+                      + ", ".join(f"{n} {cw[n].estimate:.4f}" for n in by)
+                      + (f"; {cw_lead} leads there instead." if len(by) > 1 and cw_lead != by[0]
+                         else "."))
+    if pair is not None and pair.get("tested"):
+        h = pair["heterogeneity"]
+        n_strata = len(pair["stratum_differences"]["strata"])
+        points.append(f"Strata: the gap {'varies' if h['p_value'] <= ALPHA else 'does not vary'}"
+                      f" across the {n_strata} evaluated strata more than across random strata "
+                      f"of the same sizes (permutation p = {h['p_value']:.3f}).")
+    elif first.heterogeneity is not None:
+        h = first.heterogeneity
+        points.append(f"Strata: {names[0]}'s {len(h.strata)} evaluated strata "
+                      f"{'differ' if h.pvalue <= ALPHA else 'do not differ'} more than random "
+                      f"strata of the same sizes (permutation p = {h.pvalue:.3f}).")
+    cov = first.cluster_coverage
+    points.append(f"Coverage: {cov.covered} of {cov.weighted_units} clusters hold a query "
+                  f"(MSC {cov.msc:.3f}); {_pct(cov.uncovered_mass)} of the corpus lies where no "
+                  "query reaches.")
+    if len(groups) > 1:
+        points.append(f"{len(groups) - 1} other query set(s), reported apart below and never "
+                      "compared with these: " + "; ".join(
+                          f"{lab}: {', '.join(ns)}" for lab, ns in groups[1:]) + ".")
+    return head, points[:5]
 
 
 # -- plain words -------------------------------------------------------------------------------
@@ -553,9 +674,10 @@ def _table(head, rows, *, row_headers: bool = False) -> str:
 _EST_LABELS = {"pooled": "pooled", "macro": "macro", "post_stratified": "corpus-weighted"}
 
 
-def _estimates_rows(report):
+def _estimates_rows(report, names=None):
     rows = []
-    for name, b in report["systems"].items():
+    for name in names or report["systems"]:
+        b = report["systems"][name]
         for est, a in b.estimates["expected"]["analytic"].items():
             bs = b.estimate(est, method="bootstrap")
             rows.append([name, _EST_LABELS.get(est, est), _fmt(a.estimate),
@@ -662,12 +784,18 @@ def render_html(report: dict) -> str:
     first_name, first = next(iter(report["systems"].items()))
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>",
              f"<style>{_CSS}</style></head><body>", f"<h1>{title}</h1>"]
+    head, points = headline(report)
+    parts.append(f"<p id='headline' class='headline'>{_esc(head)}</p>")
+    parts.append("<ul id='key-points'>" + "".join(f"<li>{_esc(p)}</li>" for p in points)
+                 + "</ul>")
+    parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")
+    parts.extend(_ties_html(report))
+    parts.append("<h2 id='what-this-says'>What this says</h2><div class='says'>"
+                 + "".join(f"<p>{_esc(p)}</p>" for p in what_this_says(report)) + "</div>")
     parts.append("<h2 id='setup'>Setup</h2>")
     parts.append(_table(None, _setup_rows(report), row_headers=True))
     for w in first.warnings:
         parts.append(f"<p><b>Warning:</b> {_esc(w)}</p>")
-    parts.append("<h2 id='what-this-says'>What this says</h2><div class='says'>"
-                 + "".join(f"<p>{_esc(p)}</p>" for p in what_this_says(report)) + "</div>")
     parts.append("<h2 id='glossary'>Glossary</h2><dl>"
                  + "".join(f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY)
                  + "</dl>")
@@ -683,29 +811,36 @@ def render_html(report: dict) -> str:
     parts.append(_table(["cluster", "corpus mass", "label"],
                         [[g.stratum, _fmt(g.mass), g.label] for g in first.gaps[:15]]))
     parts.append("<h2 id='estimates'>Estimates (expected)</h2>")
-    parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
-                         "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report)))
-    for name, b in report["systems"].items():
-        if b.bounds:
-            bd = b.bounds
-            parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
-                         f"{b.uncovered_weight:.3f}; corpus-weighted bounds (metric 0 / 1 on "
-                         f"uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
+    for label, names in set_groups(report):
+        if label:
+            parts.append(f"<h3>{_esc(label)}</h3>")
+        parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
+                             "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report, names)))
+        for name in names:
+            b = report["systems"][name]
+            if b.bounds:
+                bd = b.bounds
+                parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
+                             f"{b.uncovered_weight:.3f}; corpus-weighted bounds (metric 0 / 1 "
+                             f"on uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
     parts.append("<h2 id='chance'>Do the strata differ beyond chance?</h2>")
     parts.append("<p>η² is the share of the per-query variance the strata explain; the null "
                  "column is what random strata of the same sizes explain (the same queries, "
                  "labels shuffled).</p>")
-    parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
-                         "η² (random, 95%)", "permutation p", "split-half r (random)",
-                         "strata apart (Westfall–Young)", "MDE (20% / 10%)"],
-                        [[n, _pct(h.eta_squared), _pct(h.null_eta_squared),
-                          _pct(h.null_eta_squared_95), f"{h.pvalue:.3f}",
-                          _split_half_cell(b.split_half),
-                          "; ".join(evaluated_name(s, 30)
-                                    for s in h.strata if s["p_adjusted"] <= 0.05) or "none",
-                          _mde_cell(b.power)]
-                         for n, b in report["systems"].items()
-                         if (h := b.heterogeneity) is not None]))
+    systems = report["systems"]
+    for label, names in set_groups(report):
+        if label:
+            parts.append(f"<h3>{_esc(label)}</h3>")
+        parts.append(_table(["system", "η² (strata)", "η² (random strata, mean)",
+                             "η² (random, 95%)", "permutation p", "split-half r (random)",
+                             "strata apart (Westfall–Young)", "MDE (20% / 10%)"],
+                            [[n, _pct(h.eta_squared), _pct(h.null_eta_squared),
+                              _pct(h.null_eta_squared_95), f"{h.pvalue:.3f}",
+                              _split_half_cell(systems[n].split_half),
+                              "; ".join(evaluated_name(s, 30) for s in h.strata
+                                        if s["p_adjusted"] <= ALPHA) or "none",
+                              _mde_cell(systems[n].power)]
+                             for n in names if (h := systems[n].heterogeneity) is not None]))
     parts.append("<h2 id='strata'>Per-stratum scores</h2>")
     if report.get("query_sets"):
         parts.append(f"<p>{_esc(_same_set_note(report))}</p>")
@@ -741,16 +876,29 @@ def render_html(report: dict) -> str:
                 f"p = {f['p_value']:.3f}.</p>")
     else:
         parts.append("<p>Needs ≥ 2 systems.</p>")
-    parts.append("<h2 id='ties-section'>Ties: range and bias</h2>")
-    parts.append(f"<figure id='ties'>{_tie_panel(report)}</figure>")
-    parts.append(_table(["system", "expected", "min", "max", "oblivious", "bias"],
-                        [[n] + [_fmt(b.estimate("pooled", value=k).estimate, signed=k == "bias")
-                                if k in b.estimates else "–"
-                                for k in ("expected", "min", "max", "oblivious", "bias")]
-                         for n, b in report["systems"].items()]))
     parts.append("</body></html>")
     out = "\n".join(parts)
     return re.sub(r"<!--.*?-->", "", out, flags=re.S)
+
+
+def _tie_rows(report, names) -> list:
+    systems = report["systems"]
+    return [[n] + [_fmt(systems[n].estimate("pooled", value=k).estimate, signed=k == "bias")
+                   if k in systems[n].estimates else "–"
+                   for k in ("expected", "min", "max", "oblivious", "bias")] for n in names]
+
+
+def _ties_html(report) -> list:
+    """The ties plot and table, one of each per query set (a set named above its own)."""
+    parts = []
+    for k, (label, names) in enumerate(set_groups(report)):
+        if label:
+            parts.append(f"<h3>{_esc(label)}</h3>")
+        fid = "ties" if k == 0 else f"ties-{k + 1}"
+        parts.append(f"<figure id='{fid}'>{_tie_panel(report, names, label)}</figure>")
+        parts.append(_table(["system", "expected", "min", "max", "oblivious", "bias"],
+                            _tie_rows(report, names)))
+    return parts
 
 
 def write_html(report: dict, path) -> str:
@@ -767,7 +915,9 @@ def to_markdown(report: dict) -> str:
     """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
     measure = md_cell(first.measure)
-    lines = [f"# {md_cell(report['title'])}", ""]
+    head, points = headline(report)
+    lines = [f"# {md_cell(report['title'])}", "", f"**{md_cell(head)}**", ""]
+    lines += [f"- {md_cell(p)}" for p in points] + [""]
     lines.append(f"{first.n_queries} stratified queries ({first.n_excluded} excluded), "
                  f"{first.n_clusters} clusters, scheme {md_cell(first.scheme)}.")
     counts = first.bin_counts
@@ -798,11 +948,20 @@ def to_markdown(report: dict) -> str:
               "| cluster | corpus mass | label |", "|---|---|---|"]
     for g in first.gaps[:10]:
         lines.append(f"| {g.stratum} | {g.mass:.4f} | {md_cell(g.label)} |")
-    lines += ["", f"Estimates of {measure} (expected), 95% CIs:", "",
-              "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
-              "|---|---|---|---|---|"]
-    for r in _estimates_rows(report):
-        lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
+    groups = set_groups(report)
+    for label, names in groups:
+        lines += ["", f"Estimates of {measure} (expected), 95% CIs"
+                  + (f", {md_cell(label)}" if label else "") + ":", "",
+                  "| system | estimator | estimate | t CI | Rao–Wu bootstrap CI |",
+                  "|---|---|---|---|---|"]
+        for r in _estimates_rows(report, names):
+            lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
+    for label, names in groups:
+        lines += ["", f"Ties of {measure}, pooled" + (f", {md_cell(label)}" if label else "")
+                  + ":", "", "| system | expected | min | max | oblivious | bias |",
+                  "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(md_cell(x) for x in r) + " |"
+                  for r in _tie_rows(report, names)]
     lines += ["", "| system | uncovered weight | bounds (metric 0/1 there) | spread (all strata) "
               "| best − worst (n ≥ n_min) |", "|---|---|---|---|---|"]
     for name, b in report["systems"].items():

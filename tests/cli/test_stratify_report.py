@@ -474,7 +474,27 @@ def test_results_of_different_query_sets_are_compared_only_within_a_set(tmp_path
     assert f"Ranking (test, {len(qids)} queries" in md  # the full set's two systems only
     assert "org/five −" not in md and "− org/five" not in md  # no pair across sets
     assert "Shown: the systems of one query set" in md
-    capsys.readouterr()
+    # every table and plot that puts systems side by side shows one query set (#43): the
+    # estimates, the ties plot and table (HTML and Markdown) and the printed line
+    page = html.read_text()
+    full_label = f"test, {len(qids)} queries"
+    est = page.split("<h2 id='estimates'>")[1].split("<h2")[0]
+    first_est, second_est = est.split("<h3>")[1:]
+    assert first_est.startswith(full_label) and "org/five" not in first_est
+    assert second_est.startswith("test, 5 queries") and "org/full-a" not in second_est
+    ties = page.split("<h2 id='ties-section'>")[1].split("<h2")[0]
+    first_ties, second_ties = ties.split("<h3>")[1:]
+    assert "id='ties'" in first_ties and "org/five" not in first_ties
+    assert "id='ties-2'" in second_ties and "org/full-a" not in second_ties
+    for table in ("Estimates of", "Ties of"):
+        blocks = [b for b in md.split("\n\n") if b.startswith(table)]
+        assert len(blocks) == 2, (table, blocks)
+        assert full_label in blocks[0] and "5 queries" in blocks[1]
+    tables = md.split("Estimates of")[1:]
+    assert "org/five" not in tables[0].split("Estimates of")[0].split("\n\n")[1]
+    printed = capsys.readouterr().out.splitlines()[-1]
+    assert printed.count("[test, ") == 2 and printed.index("org/full-a") < printed.index(
+        "[test, 5 queries") < printed.index("org/five")
     assert main(["report", str(out), "--out", str(html), "--require-same-queries", *base]) == 2
     err = capsys.readouterr().err
     assert "different query sets" in err and "5 queries" in err and "org/five" in err

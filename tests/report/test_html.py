@@ -157,3 +157,65 @@ def test_two_model_variants_never_share_a_plot_label():
     assert labels[1].endswith("bf16") and labels[2] == "bm25"
     alike = system_labels(["x" * 20 + "a" * 30 + "y" * 10, "x" * 20 + "b" * 30 + "y" * 10], 30)
     assert len(set(alike)) == 2 and all(len(x) <= 30 for x in alike)
+
+
+def test_the_headline_says_who_leads_by_how_much_and_what_could_be_seen(report):
+    """#43: one sentence (leader, gap, CI, paired p, beyond chance or not, the MDE), then at
+    most five short points with the ties finding among them."""
+    from mteb_stratified.report.html import headline
+
+    head, points = headline(report)
+    pair = report["pairs"]["pairs"][0]
+    o = pair["overall"]
+    systems = report["systems"]
+    lead = max(systems, key=lambda n: systems[n].pooled.estimate)
+    assert head.startswith(f"{lead} leads ") and "paired t p = " in head
+    assert f"{abs(o['mean_difference']):.4f}" in head and f"{o['mde']:.4f}" in head
+    assert ("NOT beyond chance" in head) == (o["p_value"] > 0.05)
+    assert 1 <= len(points) <= 5 and points[0].startswith("Ties: ")
+    assert any(p.startswith("Coverage: ") for p in points)
+    from mteb_stratified.io.markdown import md_cell
+
+    md = to_markdown(report).splitlines()
+    assert md[2] == f"**{md_cell(head)}**"  # the first text after the title
+
+
+_FIRST_TEXT = """
+<script>
+const lines = document.body.innerText.split('\\n').map(s => s.trim()).filter(Boolean);
+const pre = document.createElement('pre'); pre.id = 'first-text';
+pre.textContent = JSON.stringify(lines.slice(0, 3)); document.body.appendChild(pre);
+</script>"""
+
+
+def test_the_headline_is_the_first_text_after_the_title_in_a_browser(report, tmp_path):
+    """What a reader sees first, as Chromium lays the page out: the title, then the headline
+    sentence, then the first key point (ties)."""
+    import html as html_lib
+    import json
+    import re
+
+    from mteb_stratified.report.html import headline
+
+    page = tmp_path / "top.html"
+    page.write_text(render_html(report).replace("</body>", _FIRST_TEXT + "</body>"),
+                    encoding="utf-8")
+    dom = subprocess.run(chromium_flags(chromium(), tmp_path) + ["--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    m = re.search(r'<pre id="first-text">(.*?)</pre>', dom.stdout, re.S)
+    assert m, dom.stdout[-2000:]
+    title, first, second = json.loads(html_lib.unescape(m.group(1)))
+    head, points = headline(report)
+    assert title == report["title"] and first == head and second == points[0]
+
+
+def test_plot_labels_drop_what_the_names_share_before_cutting():
+    """The issue's ``mteb-stratified…l-MiniLM-L6-v2``: the organisation all names share goes
+    first, so the MiniLM variants are shown whole."""
+    from mteb_stratified.report.html import system_labels
+
+    names = ["mteb-stratified/all-MiniLM-L6-v2", "mteb-stratified/all-MiniLM-L6-v2-bf16-hps",
+             "bm25"]
+    assert system_labels(names, 30) == ["all-MiniLM-L6-v2", "all-MiniLM-L6-v2-bf16-hps", "bm25"]
+    assert system_labels(["a/x", "b/x"], 30) == ["a/x", "b/x"]  # the org tells them apart
