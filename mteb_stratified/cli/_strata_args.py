@@ -28,6 +28,8 @@ DEFAULT_TASK = "StratifiedNFCorpus"
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress lines on stderr (one per long step, with its time)")
     p.add_argument("--structure", metavar="DIR", default=None,
                    help="structure artifact folder (default: the bundled NFCorpus structure)")
     p.add_argument("--dataset", metavar="DIR", default=None,

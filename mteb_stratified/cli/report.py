@@ -18,6 +18,7 @@ import argparse
 import os
 
 from ..core import InputError
+from ..io.markdown import term_cell
 from ..io.outputs import atomic_write, output_file
 from . import summary
 from ._args import HelpFormatter
@@ -134,10 +135,14 @@ def run(args: argparse.Namespace) -> int:
     from ..report.html import require_matplotlib
 
     require_matplotlib()  # a missing [plots] extra fails now, before the work
+    from ._progress import Steps
 
-    art, data, strata = load_context(args)
+    step = Steps("report", enabled=not args.no_progress)
+    with step("loading the structure, the queries and their strata"):
+        art, data, strata = load_context(args)
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
-    values = {name: load(data.qrels) for name, load, _ in systems}
+    with step(f"reading the per-query values of {len(systems)} system(s)"):
+        values = {name: load(data.qrels) for name, load, _ in systems}
     sets = query_sets(values, {name: subset for name, _, subset in systems}, args.split)
     groups = group_by_query_set(values, key=sets.get)
     values = {n: values[n] for g in groups for n in g}  # the largest query set first
@@ -148,19 +153,25 @@ def run(args: argparse.Namespace) -> int:
                          fix="evaluate every system on the same queries, or leave out "
                              "--require-same-queries (each set is then compared on its own)")
     grain = {"min_queries": args.min_queries, "level": args.level}
-    summaries = {n: stratified_summary(v, strata, art, measure=args.measure, scheme=args.scheme,
-                                       n_min=args.n_min, n_resamples=args.resamples,
-                                       seed=args.seed, origin=split_origin(data),
-                                       gate=gate_verdict(data), **grain)
-                 for n, v in values.items()}
-    stability, pairs = _within_sets(values, groups, sets, strata, art, args, grain)
+    summaries = {}
+    for k, (n, v) in enumerate(values.items(), 1):
+        with step(f"{k}/{len(values)} {n}: estimates, intervals and chance tests "
+                  f"({args.resamples} resamples)"):
+            summaries[n] = stratified_summary(v, strata, art, measure=args.measure,
+                                              scheme=args.scheme, n_min=args.n_min,
+                                              n_resamples=args.resamples, seed=args.seed,
+                                              origin=split_origin(data),
+                                              gate=gate_verdict(data), **grain)
+    with step("paired tests and ranking stability"):
+        stability, pairs = _within_sets(values, groups, sets, strata, art, args, grain)
     report = build_report(summaries, stability, pairs, title=args.title,
                           query_sets={n: sets[n].label for n in values})
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    write_html(report, args.out)
-    with atomic_write(md, encoding="utf-8") as fh:
-        fh.write(to_markdown(report))
-    print(f"wrote {args.out} and {md}")
+    with step("drawing the plots and writing the HTML and Markdown"):
+        write_html(report, args.out)
+        with atomic_write(md, encoding="utf-8") as fh:
+            fh.write(to_markdown(report))
+    print(f"wrote {term_cell(args.out)} and {term_cell(md)}")
     print(report_summary_line(report))
     return 0
 
@@ -199,14 +210,14 @@ def report_summary_line(report: dict) -> str:
 
     def part(name):
         summary, post = systems[name], systems[name].post_stratified
-        return (f"{name} {summary.pooled.estimate:.4f} pooled"
+        return (f"{term_cell(name)} {summary.pooled.estimate:.4f} pooled"
                 + (f" / {post.estimate:.4f} corpus-weighted" if post is not None else ""))
 
     groups = set_groups(report)
     if len(groups) == 1:
         body = "; ".join(part(n) for n in groups[0][1])
     else:
-        body = " | ".join(f"[{label}] " + "; ".join(part(n) for n in names)
+        body = " | ".join(f"[{term_cell(label)}] " + "; ".join(part(n) for n in names)
                           for label, names in groups)
     first = next(iter(systems.values()))
     cov = first.cluster_coverage

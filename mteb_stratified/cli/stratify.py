@@ -70,15 +70,20 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"several results files would be copied to the same place in {args.out}",
                          fix="stratify them in place (leave out -o/--out), or one at a time")
     from ..stratification.table import strata_rows, write_strata_table
+    from ._progress import Steps
 
-    art, data, strata = load_context(args)
+    step = Steps("stratify", enabled=not args.no_progress)
+    with step("loading the structure, the queries and their strata"):
+        art, data, strata = load_context(args)
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
-    for item, vals, target in zip(items, values, targets):
-        summary = stratified_summary(vals, strata, art, measure=args.measure,
-                                     scheme=args.scheme, n_min=args.n_min,
-                                     min_queries=args.min_queries, level=args.level,
-                                     n_resamples=args.resamples, seed=args.seed,
-                                     origin=split_origin(data), gate=gate_verdict(data))
+    for k, (item, vals, target) in enumerate(zip(items, values, targets), 1):
+        with step(f"{k}/{len(items)} {item.model}: estimates, intervals and chance tests "
+                  f"({args.resamples} resamples)"):
+            summary = stratified_summary(vals, strata, art, measure=args.measure,
+                                         scheme=args.scheme, n_min=args.n_min,
+                                         min_queries=args.min_queries, level=args.level,
+                                         n_resamples=args.resamples, seed=args.seed,
+                                         origin=split_origin(data), gate=gate_verdict(data))
         table_rows = strata_rows(strata, art, data.qrels, summary.grain)
         res = item.data
         res.setdefault("strata", {})[args.split] = summary.to_dict()
@@ -125,14 +130,16 @@ def _query_sets(items, values, args) -> list:
 
 def _print_summary(target: str, model: str, summary, table: str, split: str) -> None:
     """What ``stratify`` says of one results file: the grain, coverage and estimates."""
+    from ..io.markdown import term_cell
+
     post = summary.post_stratified
     cov = summary.cluster_coverage
-    print(f"{target}: {model}: {summary.n_queries} queries "
+    print(f"{term_cell(target)}: {term_cell(model)}: {summary.n_queries} queries "
           f"({summary.n_excluded} excluded) in {summary.n_strata} strata of ≥ "
           f"{summary.min_queries} queries, MSC {cov.msc:.3f}, SCC {cov.scc:.3f}, pooled "
           f"{summary.pooled.estimate:.4f}, corpus-weighted "
           f"{post.estimate if post is not None else float('nan'):.4f}; per-query strata: "
-          f"{table}")
+          f"{term_cell(table)}")
     gen = summary.generated
     if gen:
         g, o = gen["generated"], gen["original"]

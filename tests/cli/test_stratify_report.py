@@ -502,3 +502,30 @@ def test_results_of_different_query_sets_are_compared_only_within_a_set(tmp_path
     assert "org/five" in capsys.readouterr().err
     assert main(["stratify", str(out), "--resamples", "20", "--n-min", "2"]) == 0
     assert "2 different query sets" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["stratify", "report"])
+def test_every_long_step_prints_a_progress_line(tmp_path, qids, capsys, command):
+    """#43: ``stratify`` and ``report`` were silent for 10-30 s on NFCorpus.  Each long step
+    now prints a line on stderr that ends in its time (a carriage return first, as a progress
+    bar's); stdout stays the result; --no-progress silences them."""
+    import re
+
+    out = tmp_path / "runs"
+    _mteb_layout(out, qids, 1, model="org/a", pred=out / "pa")
+    _mteb_layout(out, qids, 2, model="org/b", pred=out / "pb")
+    argv = [command, str(out), "--resamples", "20", "--n-min", "2"]
+    if command == "report":
+        argv += ["--out", str(tmp_path / "rep" / "report.html")]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    steps = re.findall(rf"\r{command}: ([^\r\n]+): \d+\.\d s\n", captured.err)
+    assert steps[0] == "loading the structure, the queries and their strata"
+    assert any(s.startswith("1/2 org/a: estimates") for s in steps)
+    assert any(s.startswith("2/2 org/b: estimates") for s in steps)
+    if command == "report":
+        assert "paired tests and ranking stability" in steps
+        assert "drawing the plots and writing the HTML and Markdown" in steps
+    assert "\r" not in captured.out
+    assert main(argv + ["--no-progress"]) == 0
+    assert "\r" not in capsys.readouterr().err
