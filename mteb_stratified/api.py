@@ -44,9 +44,12 @@ def evaluate(qrels, run, measures=DEFAULT_MEASURES, *, relevance_level: float = 
     missing : ``"skip"`` (queries in both, as trec_eval) or ``"zero"`` (``trec_eval -c``).
     depth, tie_cutoffs, whole_list_audit : see :func:`mteb_stratified.core.evaluate_arrays`.
 
-    Returns an :class:`~mteb_stratified.core.EvaluationResult`: ``result["nDCG@10"].expected``,
-    ``.min``, ``.max``, ``.oblivious``, ``.range``, ``.bias``; per-query values; ``to_dict()``;
-    ``to_dataframe()``.
+    Returns
+    -------
+    EvaluationResult
+        :class:`~mteb_stratified.core.EvaluationResult`: ``result["nDCG@10"].expected``,
+        ``.min``, ``.max``, ``.oblivious``, ``.range``, ``.bias``; per-query values;
+        ``to_dict()``; ``to_dataframe()``.
 
     Examples
     --------

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -119,22 +120,112 @@ def test_link_finder_sees_links_and_skips_code():
     assert relative_links(text) == ["docs/a.md", "img/b.png"]
 
 
-@pytest.mark.slow
-def test_mkdocs_build_strict(tmp_path):
-    """The site builds with no warning. Without mkdocs this fails: pip install '.[docs]'."""
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The docs site, built once with ``mkdocs build --strict`` (a warning fails it)."""
+    out = tmp_path_factory.mktemp("docs") / "site"
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-         "-f", str(REPO / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+         "-f", str(REPO / "mkdocs.yml"), "-d", str(out)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, (
         f"mkdocs build --strict failed (exit {proc.returncode}; install the docs extra with "
         f"pip install '.[docs]' if mkdocs is missing):\n"
         f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    assert (tmp_path / "site" / "index.html").is_file()
-    assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
-    cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    return out
+
+
+@pytest.mark.slow
+def test_mkdocs_build_strict(site):
+    """The site builds with no warning. Without mkdocs this fails: pip install '.[docs]'."""
+    assert (site / "index.html").is_file()
+    assert (site / "reference" / "cli" / "index.html").is_file()
+    cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "precision-sweep" in cli and "--require-same-queries" in cli
+
+
+@contextlib.contextmanager
+def _serving(folder: Path):
+    """``folder`` served over HTTP on 127.0.0.1 (a free port) while the block runs."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(__import__("http.server").server.SimpleHTTPRequestHandler):
+    requests: list = []
+
+    def log_message(self, *args):  # no request log on the test's stderr
+        pass
+
+    def do_GET(self):
+        _QuietHandler.requests.append(self.path)
+        super().do_GET()
+
+
+_MATH_CHECK = """
+<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const raw = [...document.querySelectorAll('.arithmatex')]
+    .filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 40));
+  const pre = document.createElement('pre'); pre.id = 'math-check';
+  pre.textContent = JSON.stringify({
+    rendered: document.querySelectorAll('mjx-container').length,
+    arithmatex: document.querySelectorAll('.arithmatex').length, raw: raw.slice(0, 5),
+    scripts: [...document.scripts].map(s => s.src).filter(Boolean)});
+  document.body.appendChild(pre);
+}, 3000));
+</script>"""
+
+
+@pytest.mark.slow
+def test_formulas_render_offline_from_the_site_itself(site, tmp_path):
+    """#43: MathJax came only from a CDN, so offline every formula was raw LaTeX.  The Ties
+    page, served from localhost with no other network, is rendered in headless Chromium:
+    every formula becomes a MathJax container, every script comes from the site, and a
+    screenshot of the rendered formulas is taken (docs/img/ties-formulas.png is one)."""
+    import html as html_lib
+    import json
+
+    sys.path.insert(0, str(REPO / "tests" / "report"))
+    from _browser import chromium, chromium_flags
+
+    page = site / "concepts" / "ties" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    assert "cdn.jsdelivr" not in text and "js/mathjax/tex-mml-chtml.js" in text
+    probe = page.parent / "probe.html"
+    probe.write_text(text.replace("</body>", _MATH_CHECK + "</body>"), encoding="utf-8")
+    with _serving(site) as base:
+        url = f"{base}/concepts/ties/probe.html"
+        dom = subprocess.run(chromium_flags(chromium(), tmp_path)
+                             + ["--virtual-time-budget=15000", "--dump-dom", url],
+                             capture_output=True, text=True, timeout=180)
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        m = re.search(r'<pre id="math-check">(.*?)</pre>', dom.stdout, re.S)
+        assert m, dom.stdout[-3000:]
+        found = json.loads(html_lib.unescape(m.group(1)))
+        assert found["arithmatex"] >= 10 and found["raw"] == [], found
+        assert found["rendered"] >= found["arithmatex"], found
+        assert all(s.startswith(base) for s in found["scripts"]), found["scripts"]
+        assert "/js/mathjax/tex-mml-chtml.js" in _QuietHandler.requests
+        shot = tmp_path / "ties.png"
+        res = subprocess.run(chromium_flags(chromium(), tmp_path, 1200, 1400)
+                             + ["--virtual-time-budget=15000", f"--screenshot={shot}",
+                                f"{base}/concepts/ties/"],
+                             capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert res.returncode == 0 and shot.stat().st_size > 20_000, res.stderr[-2000:]
+    print(f"screenshot: {shot}")
 
 
 _FENCE = re.compile(r"^( {0,3}|\s*)(`{3,}|~{3,})(.*)$")
@@ -197,3 +288,42 @@ def test_docs_read_results_with_result_cache_not_the_deprecated_load_results():
              for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
              if re.search(r"\bmteb\.load_results\b", line)]
     assert not found, found
+
+
+def _griffe_docstrings():
+    spec = importlib.util.spec_from_file_location(
+        "griffe_docstrings", REPO / "docs" / "hooks" / "griffe_docstrings.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_docstring_rewrites():
+    """Sphinx roles, reST simple tables and ``name : what`` items, as mkdocstrings reads them."""
+    g = _griffe_docstrings()
+    assert g.sphinx_roles("see :func:`~a.b.evaluate` and :class:`a.B`, :mod:`x`") == \
+        "see `evaluate` and `a.B`, `x`"
+    table = ("Intro.\n\n====  =====  ====\nA     B      C\n====  =====  ====\n"
+             "x     y y    z\n      more\nu     v      w w\n====  =====  ====\n\nAfter.")
+    assert g.simple_tables(table) == (
+        "Intro.\n\n| A | B | C |\n|---|---|---|\n| x | y y more | z |\n| u | v | w w |\n\n"
+        "After.")
+    doc = ("Do it.\n\nParameters\n----------\nqrels : the judgments.\nrun, depth : the run\n"
+           "    and its depth.\n\nExamples\n--------\n>>> f(a : b)\n")
+    assert g.section_items(doc) == (
+        "Do it.\n\nParameters\n----------\nqrels\n    the judgments.\nrun, depth\n"
+        "    the run\n    and its depth.\n\nExamples\n--------\n>>> f(a : b)\n")
+
+
+@pytest.mark.slow
+def test_the_api_reference_renders_its_docstrings(site):
+    """#43: the API page showed 175 raw Sphinx roles, a reST table as lines of ``====`` and
+    Parameters sections run together.  Now: no role, no rule, parameter tables."""
+    page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    roles = re.findall(r":(?:func|class|meth|mod|data|attr|exc):`?", page)
+    assert roles == [], roles[:5]
+    assert "=====" not in page
+    assert page.count("doc-section-title") >= 8  # Parameters / Returns / Attributes tables
+    table = page.split('<span class="doc-section-title">Parameters:</span>', 1)[1]
+    table = table.split("</table>", 1)[0]
+    assert re.search(r"<td>\s*<code>qrels</code>", table)  # evaluate's first parameter

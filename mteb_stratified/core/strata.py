@@ -900,9 +900,16 @@ def stratify(qrels: Mapping[object, Mapping[object, float]], weights: ClusterWei
         :class:`InputError` (qrels of a different corpus); ``"skip"``: such documents are left
         out of rel(q) (a query left with none goes to ``excluded``).
 
-    Raises :class:`InputError` when a relevant document is unknown to the structure (qrels of a
-    different corpus) or a query lacks an entity entry.  Queries with no relevant document, or
-    whose relevant documents carry no cluster mass, go to ``excluded`` with the reason.
+    Raises
+    ------
+    InputError
+        When a relevant document is unknown to the structure (qrels of a different corpus) or
+        a query lacks an entity entry.
+
+    Notes
+    -----
+    Queries with no relevant document, or whose relevant documents carry no cluster mass, go
+    to ``excluded`` with the reason.
     """
     from scipy import sparse
 
