@@ -811,18 +811,7 @@ def render_html(report: dict) -> str:
     parts.append(_table(["cluster", "corpus mass", "label"],
                         [[g.stratum, _fmt(g.mass), g.label] for g in first.gaps[:15]]))
     parts.append("<h2 id='estimates'>Estimates (expected)</h2>")
-    for label, names in set_groups(report):
-        if label:
-            parts.append(f"<h3>{_esc(label)}</h3>")
-        parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
-                             "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report, names)))
-        for name in names:
-            b = report["systems"][name]
-            if b.bounds:
-                bd = b.bounds
-                parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
-                             f"{b.uncovered_weight:.3f}; corpus-weighted bounds (metric 0 / 1 "
-                             f"on uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
+    parts.extend(_estimates_html(report))
     parts.append("<h2 id='chance'>Do the strata differ beyond chance?</h2>")
     parts.append("<p>η² is the share of the per-query variance the strata explain; the null "
                  "column is what random strata of the same sizes explain (the same queries, "
@@ -879,6 +868,24 @@ def render_html(report: dict) -> str:
     parts.append("</body></html>")
     out = "\n".join(parts)
     return re.sub(r"<!--.*?-->", "", out, flags=re.S)
+
+
+def _estimates_html(report) -> list:
+    """The estimates table and each system's bounds, one table per query set."""
+    parts = []
+    for label, names in set_groups(report):
+        if label:
+            parts.append(f"<h3>{_esc(label)}</h3>")
+        parts.append(_table(["system", "estimator", "estimate", "95% CI (t)",
+                             "95% CI (Rao–Wu bootstrap)"], _estimates_rows(report, names)))
+        for name in names:
+            b = report["systems"][name]
+            if b.bounds:
+                bd = b.bounds
+                parts.append(f"<p>{_esc(name)}: uncovered corpus weight "
+                             f"{b.uncovered_weight:.3f}; corpus-weighted bounds (metric 0 / 1 "
+                             f"on uncovered clusters) [{bd['low']:.4f}, {bd['high']:.4f}]</p>")
+    return parts
 
 
 def _tie_rows(report, names) -> list:
