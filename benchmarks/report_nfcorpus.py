@@ -7,8 +7,8 @@
 2. BM25: ``mteb-stratified demo``'s float32 run;
 3. ``mteb-stratified report minilm=... bm25=... -o OUT/report.html``;
 4. screenshots in headless Chromium at 1400 px, 256 colours: the whole page
-   (``OUT/report.png``) and its top, what a reader sees first (``OUT/report_top.png``, 1400 ×
-   900: the title, the headline and its points, the ties).
+   (``OUT/report.png``) and its top, what a reader sees first (``docs/img/report-top.png``,
+   1400 × 900: the title, the headline and its points, the ties).
 
 Prints the figures the README quotes (heterogeneity, estimates, stability).
 """
@@ -66,11 +66,12 @@ def main() -> int:
         return 1
     from PIL import Image
 
-    for name, height in (("report.png", args.height), ("report_top.png", 900)):
-        png = os.path.join(args.out, name)
+    top = os.path.join(ROOT, "docs", "img", "report-top.png")
+    for png, height in ((os.path.join(args.out, "report.png"), args.height), (top, 900)):
         with tempfile.TemporaryDirectory() as profile:
             subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
                             "--hide-scrollbars", f"--user-data-dir={profile}",
+                            "--virtual-time-budget=5000",
                             f"--window-size=1400,{height}", f"--screenshot={png}",
                             "file://" + os.path.abspath(html)], check=True,
                            capture_output=True, timeout=180)

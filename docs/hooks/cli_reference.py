@@ -19,7 +19,6 @@ MARKER = "<!-- cli-reference -->"
 #: docs show the file the benchmark wrote, never a copy that could go stale).
 FIGURES = {
     "img/report_nfcorpus.png": "benchmarks/results/report_nfcorpus/report.png",
-    "img/report_top.png": "benchmarks/results/report_nfcorpus/report_top.png",
     "img/precision_sweep.png": "benchmarks/results/precision_sweep/precision_sweep.png",
 }
 ROOT = Path(__file__).resolve().parents[2]

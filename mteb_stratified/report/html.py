@@ -775,7 +775,8 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1300px;margin:auto;padd
         "th{background:#f4f4f4}figure{margin:10px 0}figure svg{max-width:100%;height:auto}"
         ".says{background:#f6f9ff;border-left:4px solid #1f77b4;padding:6px 14px}"
         "dl{display:grid;grid-template-columns:max-content auto;gap:4px 14px;font-size:13px}"
-        "dt{font-weight:bold}dd{margin:0}")
+        "dt{font-weight:bold}dd{margin:0}"
+        ".headline{font-size:17px;font-weight:600;margin:8px 0}#key-points li{margin:2px 0}")
 
 
 def render_html(report: dict) -> str:
