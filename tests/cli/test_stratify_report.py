@@ -529,3 +529,25 @@ def test_every_long_step_prints_a_progress_line(tmp_path, qids, capsys, command)
     assert "\r" not in captured.out
     assert main(argv + ["--no-progress"]) == 0
     assert "\r" not in capsys.readouterr().err
+
+
+def test_a_corrupt_result_in_the_folder_is_named_and_the_others_still_read(tmp_path, qids,
+                                                                          capsys):
+    """#43's bad input: a half-written results JSON next to good ones is named (file and
+    reason) on stderr, and stratify and report go on with the others; given alone by its
+    path it is still an error (exit 2)."""
+    out = tmp_path / "runs"
+    _mteb_layout(out, qids, 1, model="org/a", pred=out / "pa")
+    bad, _ = _mteb_layout(out, qids, 2, model="org/b", pred=out / "pb")
+    bad.write_text(bad.read_text()[:-5])
+    html = tmp_path / "rep" / "report.html"
+    assert main(["report", str(out), "--out", str(html), "--resamples", "20", "--n-min", "2",
+                 "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert f"left out: {bad}:1: corrupt results file: not valid JSON" in captured.err
+    assert "org/a" in html.read_text() and "org/b" not in html.read_text()
+    assert main(["stratify", str(out), "--resamples", "20", "--n-min", "2",
+                 "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert f"left out: {bad}:1" in captured.err and "org/a" in captured.out
+    assert main(["stratify", str(bad), "--no-progress"]) == 2

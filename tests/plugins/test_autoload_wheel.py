@@ -150,7 +150,9 @@ def test_stock_mteb_run_end_to_end(wheel_venv):
                      "--prediction-folder", str(out / "pred"), "--batch-size", "16"], work,
                 MTEB_STRATIFIED_MAX_QUERIES="10", MTEB_STRATIFIED_MAX_DOCS="150")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    files = list(out.rglob("StratifiedNFCorpus.json"))
+    # a subset run is saved under its own task name: never a full run's cache entry
+    name = "StratifiedNFCorpus__subset-q10-d150"
+    files = list(out.rglob(f"{name}.json"))
     assert len(files) == 1, list(out.rglob("*"))
     data = json.loads(files[0].read_text())
     scores = data["scores"]["test"][0]
@@ -168,7 +170,7 @@ def test_stock_mteb_run_end_to_end(wheel_venv):
     assert scores["strata_pooled_ndcg_at_10_expected"] == pytest.approx(
         scores["ndcg_at_10_expected"], abs=6e-6)
     assert 0 < scores["strata_msc"] <= 1 and "strata_uncovered_weight" in scores
-    block = json.loads((out / "pred" / "StratifiedNFCorpus_strata_test.json").read_text())
+    block = json.loads((out / "pred" / f"{name}_strata_test.json").read_text())
     assert block["n_queries"] == 10 and block["coverage"]["cluster"]["msc"] == pytest.approx(
         scores["strata_msc"], abs=6e-7)
 
@@ -176,7 +178,7 @@ def test_stock_mteb_run_end_to_end(wheel_venv):
     from mteb_stratified import evaluate
     from mteb_stratified.io import load_beir, bundled_path
 
-    pred = json.loads((out / "pred" / "StratifiedNFCorpus_predictions.json").read_text())
+    pred = json.loads((out / "pred" / f"{name}_predictions.json").read_text())
     run = pred["default"]["test"]
     assert len(run) == 10
     qrels = load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels
@@ -194,7 +196,7 @@ def test_stock_mteb_run_end_to_end(wheel_venv):
     # the per-query file holds the unrounded values: their mean is the core's exactly
     import pandas as pd
 
-    pq = pd.read_csv(out / "pred" / "StratifiedNFCorpus_per_query.csv", dtype={"qid": str})
+    pq = pd.read_csv(out / "pred" / f"{name}_per_query.csv", dtype={"qid": str})
     nd = pq[pq.measure == "nDCG@10"].set_index("qid")
     assert len(pq) == 10 * 5 * 7
     for qid, row in core.per_query().items():
