@@ -297,6 +297,7 @@ def _per_stratum_plot(report) -> str:
     def draw(fig):
         ax = fig.subplots()
         k = len(systems)
+        labels = system_labels(list(systems), 40)
         for s_i, (name, summary) in enumerate(systems.items()):
             by = {str(r["stratum"]): r for r in summary.per_stratum}
             ys, xs, lo, hi = [], [], [], []
@@ -308,7 +309,7 @@ def _per_stratum_plot(report) -> str:
                 xs.append(r["expected"])
                 lo.append(r["expected"] - r["ci_low"])
                 hi.append(r["ci_high"] - r["expected"])
-            ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, label=str(name))
+            ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, label=labels[s_i])
         ax.set_yticks(range(len(rows)),
                       [f"{evaluated_name(r)} (n={r['n']})" for r in rows],
                       fontsize=7)
