@@ -145,10 +145,12 @@ def readme_run(tmp_path_factory):
     ran = []
     for section, cmd in commands:
         t0 = time.perf_counter()
+        # bytes, decoded by hand: text=True would turn a progress line's carriage return into
+        # a newline, and console_blocks.compare_output leaves out lines that hold one
         proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=clone, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=1800)
-        ran.append((section, cmd, proc.returncode, proc.stdout, time.perf_counter() - t0))
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1800)
+        output = proc.stdout.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        ran.append((section, cmd, proc.returncode, output, time.perf_counter() - t0))
         if proc.returncode != 0:
             break
     print("\n".join(f"{t:7.1f}s  [{s}] {c.splitlines()[0]}" for s, c, _, _, t in ran),
