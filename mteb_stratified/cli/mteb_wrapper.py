@@ -169,10 +169,11 @@ def run(args: argparse.Namespace) -> int:
     if not getattr(margs, "func", None):
         parser.print_help()
         return 2
-    if kwargs and getattr(margs, "func", None).__name__ != "run":
+    is_run = margs.func.__name__ == "run"
+    if kwargs and not is_run:
         raise InputError("--dtype/--score-dtype/--model-kwargs only apply to `run`",
                          fix="put them after `mteb-stratified mteb run ...`")
-    if getattr(margs, "func", None).__name__ == "run":
+    if is_run:
         check_run_names(margs)
     logging.basicConfig(level=logging.WARNING, format="%(message)s",
                         handlers=[RichHandler(rich_tracebacks=True)])
