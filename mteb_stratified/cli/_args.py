@@ -28,7 +28,9 @@ def int_at_least(low: int, high: int = MAX_INT_OPTION):
     def parse(text: str) -> int:
         text = text.strip()
         if not INTEGER.fullmatch(text):
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}")
+            # the valid range too, unless the only bound is the typo guard
+            bound = f" >= {low}" if high == MAX_INT_OPTION else f" in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"must be an integer{bound}, got {text[:40]!r}")
         value = integer_value(text)
         if not low <= value <= high:
             bound = (f">= {low}" if value < low and high == MAX_INT_OPTION
@@ -45,14 +47,14 @@ def float_in(low: float, high: float | None = None, *, low_open: bool = False):
     """An argparse ``type``: a finite number in ``[low, high]`` (``(low, high]`` with
     ``low_open``)."""
     def parse(text: str) -> float:
+        lo = "(" if low_open else "["
+        bound = f"> {low:g}" if low_open and high is None else (
+            f">= {low:g}" if high is None else f"in {lo}{low:g}, {high:g}]")
         if not NUMBER.fullmatch(text.strip()):
-            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text!r}")
         value = float(text)
         bad_low = value <= low if low_open else value < low
         if not math.isfinite(value) or bad_low or (high is not None and value > high):
-            lo = "(" if low_open else "["
-            bound = f"> {low}" if low_open and high is None else (
-                f">= {low}" if high is None else f"in {lo}{low}, {high}]")
             raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text}")
         return value
 

@@ -140,6 +140,12 @@ def _print_summary(target: str, model: str, summary, table: str, split: str) -> 
           f"{summary.pooled.estimate:.4f}, corpus-weighted "
           f"{post.estimate if post is not None else float('nan'):.4f}; per-query strata: "
           f"{term_cell(table)}")
+    untested = cov.weighted_units - cov.covered
+    heaviest = "; ".join(f"{term_cell(g.label or str(g.stratum))} ({g.mass:.1%})"
+                         for g in cov.gaps[:3])
+    print(f"  untested: {untested} of {cov.weighted_units} leaves ({1 - cov.msc:.1%}), "
+          f"{cov.uncovered_mass:.1%} of the documents"
+          + (f"; the heaviest: {heaviest}" if heaviest else ""))
     gen = summary.generated
     if gen:
         g, o = gen["generated"], gen["original"]

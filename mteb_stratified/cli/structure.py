@@ -22,6 +22,7 @@ import sys
 from ..core.errors import InputError
 from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
 from ..io.outputs import output_dir
+from ..structure.levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from . import summary
 from ._args import add_llm_endpoint, float_in, int_at_least, print_json
 
@@ -54,6 +55,22 @@ def _add_speed_arguments(g) -> None:
                         "(default: model)")
 
 
+def _add_leaf_arguments(g) -> None:
+    """The document map's topics and leaves (structure/levels.py)."""
+    g.add_argument("--document-resolution", type=float_in(0, low_open=True), default=1.0,
+                   metavar="R", help="Leiden resolution of the document map's topics "
+                                     "(default: 1.0)")
+    g.add_argument("--leaf-resolution", type=float_in(0, MAX_LEAF_RESOLUTION, low_open=True),
+                   default=0.5, metavar="R",
+                   help="each topic is split again into leaves, the finest level where "
+                        f"coverage looks, by Leiden at this resolution, in (0, "
+                        f"{MAX_LEAF_RESOLUTION:g}] (default: 0.5)")
+    g.add_argument("--leaf-min-size", type=int_at_least(1, MAX_LEAF_SIZE), default=10,
+                   metavar="N",
+                   help="a leaf holds at least N documents unless its topic holds fewer; "
+                        f"1..{MAX_LEAF_SIZE} (default: 10)")
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "structure", help=summary(__name__),
@@ -83,8 +100,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "(entities still give J and the labels); entities = Leiden clusters of "
                         "the entity graph; documents measured better on NFCorpus dev "
                         "(coherence, replication, power) (default: documents)")
-    g.add_argument("--document-resolution", type=float_in(0, low_open=True), default=1.0,
-                   metavar="R", help="Leiden resolution of the document map (default: 1.0)")
+    _add_leaf_arguments(g)
     g.add_argument("--embedding-model", default=None, metavar="NAME_OR_DIR",
                    help="sentence-transformers model (default: the packaged all-MiniLM-L6-v2)")
     g.add_argument("--k", type=int_at_least(1, 10_000), default=10,
@@ -241,6 +257,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         min_cluster_size=args.min_cluster_size, seed=args.seed,
         consensus_runs=args.consensus_runs, entity_context=args.entity_context,
         clusters=args.clusters, document_resolution=args.document_resolution,
+        leaf_resolution=args.leaf_resolution, leaf_min_size=args.leaf_min_size,
         seed_ari=args.seed_ari,
         **{k: v for k, v in (("entity_embedding", args.entity_embedding),
                              ("document_embedding", args.document_embedding)) if v is not None})
@@ -272,7 +289,8 @@ def _build(args: argparse.Namespace, folder: str) -> int:
                "extraction_failures": art.metadata["extraction_failures"]["count"],
                "bins": art.metadata.get("bins", {}), "bins_note": bins_note,
                "largest": [[c["id"], c["size"], c["n_docs"], round(c["mass"], 4), c["label"]]
-                           for c in art.clusters[:10]]}
+                           for c in art.clusters[:10]],
+               **({"leaves": art.metadata["leaves"]} if "leaves" in art.metadata else {})}
     if extractor is not None and hasattr(extractor, "usage"):
         summary["llm_usage"] = extractor.usage()
         summary["llm_plan"] = report.llm_plan
@@ -286,6 +304,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         f"resumed after {report.resumed_docs} documents" if report.resumed_docs else "built")
     print(f"{args.out}: {state}: {summary['n_docs']} documents, {summary['entities']} entities, "
           f"{summary['clusters']} clusters, modularity {summary['modularity']}")
+    _print_leaves(art.metadata)
     if summary["docs_without_clusters"]:
         print(f"  {summary['docs_without_clusters']} documents have no cluster weight "
               "(listed in metadata.json: docs_without_clusters)")
@@ -307,6 +326,18 @@ def _build(args: argparse.Namespace, folder: str) -> int:
     for row in summary["largest"]:
         print(f"    {row[0]:>4} {row[1]:>5} {row[2]:>5} {row[3]:.4f}  {row[4]}")
     return 0
+
+
+def _print_leaves(metadata: dict) -> None:
+    """The document map's leaves in one line, and the note of a corpus too small to split."""
+    lv = metadata.get("leaves")
+    if not lv:
+        return
+    print(f"  {lv['leaves']} leaves in {lv['topics']} topics"
+          + (f", {lv['sizes']['min']}–{lv['sizes']['max']} documents each (median "
+             f"{lv['sizes']['median']:g})" if lv.get("sizes") else ""))
+    if lv.get("note"):
+        print(f"  note: {lv['note']}")
 
 
 def _reference_splits(folder: str, spec: str) -> list[str]:

@@ -48,7 +48,9 @@ __all__ = ["PROMPT_VERSION", "BudgetExhausted", "BudgetedCalls", "CallCache", "L
 #: v4 joined them with a stop and stripped the final period of each text.  The batched judge's
 #: prompt (kind ``judge-batch``) came within v5: a new kind with its own keys, no earlier prompt
 #: changed, so no cached answer is lost.
-PROMPT_VERSION = "generate-v5"
+#: v6: the writer is told the target leaf's label (its distinctive terms, structure/terms.py)
+#: where the target's J is not low (a low-J query must avoid the documents' terms).
+PROMPT_VERSION = "generate-v6"
 
 WRITER_SYSTEM = (
     "You write one search query that a real user could type into a search engine. The query "
@@ -370,6 +372,18 @@ class LLMQueryWriter(_LLMPart):
     def max_calls(self, n_docs: int) -> int:
         return 2
 
+    def prompt(self, target, seed_docs: Sequence[tuple[str, str]],
+               terms: Sequence[str] = ()) -> str:
+        """The user message :meth:`write` sends: the seed documents, then (where the target's
+        J is not low) the target leaf's label, the spread and the register instructions."""
+        rank = target.rank("alignment")
+        register = REGISTER[rank].format(terms=", ".join(terms) or "-")
+        label = getattr(target, "label", None)
+        topic = (f"The documents are from the topic \"{label}\". "
+                 if label and rank not in ("low", "na") else "")
+        return (f"{_doc_block(seed_docs, self.doc_chars)}\n\n"
+                f"{topic}{SPREAD[target.rank('dispersion')]} {register}")
+
     def write(self, target, seed_docs: Sequence[tuple[str, str]],
               terms: Sequence[str] = ()) -> tuple[str | None, str]:
         """``(query or None, raw answer)``: None when the answer holds no query in JSON.
@@ -377,9 +391,7 @@ class LLMQueryWriter(_LLMPart):
         ``terms``: the seeds' own entities (most central first), to use for High J and to
         avoid for Low J.
         """
-        register = REGISTER[target.rank("alignment")].format(terms=", ".join(terms) or "-")
-        user = (f"{_doc_block(seed_docs, self.doc_chars)}\n\n"
-                f"{SPREAD[target.rank('dispersion')]} {register}")
+        user = self.prompt(target, seed_docs, terms)
         data, raw = self.calls.chat_json(
             "write", [{"role": "system", "content": WRITER_SYSTEM}, *WRITER_EXAMPLE,
                       {"role": "user", "content": user}], max_tokens=self.max_tokens)

@@ -55,8 +55,9 @@ GLOSSARY = (
                                   "20% of the queries, that a test finds 8 times in 10 with "
                                   "these queries (simulated on their own scores); a smaller "
                                   "gap may exist unseen."),
-    ("MSC", "Minimum Semantic Coverage: the share of clusters that hold at least one query."),
-    ("SCC", "Sufficient Corpus Coverage: the share of the corpus mass in clusters that hold at "
+    ("MSC", "Minimum Semantic Coverage: the share of leaves (the finest clusters of the map, "
+            "each a topic of about 10-100 documents) that hold at least one query."),
+    ("SCC", "Sufficient Corpus Coverage: the share of the corpus mass in leaves that hold at "
             "least n_min queries."),
     ("Δ (dispersion)", "how different the cluster profiles of a query's relevant documents "
                        "are (mean distance between two of them: 0 = alike); binned Low/Med/High "
@@ -445,7 +446,7 @@ def headline(report) -> tuple[str, list[str]]:
                       f"{'differ' if h.pvalue <= ALPHA else 'do not differ'} more than random "
                       f"strata of the same sizes (permutation p = {h.pvalue:.3f}).")
     cov = first.cluster_coverage
-    points.append(f"Coverage: {cov.covered} of {cov.weighted_units} clusters hold a query "
+    points.append(f"Coverage: {cov.covered} of {cov.weighted_units} leaves hold a query "
                   f"(MSC {cov.msc:.3f}); {_pct(cov.uncovered_mass)} of the corpus lies where no "
                   "query reaches.")
     if len(groups) > 1:
@@ -580,13 +581,14 @@ def what_this_says(report: dict) -> list[str]:
     if g:
         out.append(f"Strata: {g['n_strata']} evaluated strata of at least {g['min_queries']} "
                    f"queries each, from levels {', '.join(str(x) for x in g['levels'])} of the "
-                   f"cluster tree ({g['why']}); coverage below counts the fine clusters.")
+                   f"cluster tree ({g['why']}); coverage below counts the leaves (the finest "
+                   "clusters).")
     weightless = (f" ({cov.weightless} more are no document's own stratum, carry no weight "
                   "and are left out)" if cov.weightless else "")
-    text = (f"Coverage: {cov.covered} of {cov.weighted_units} clusters hold at least one "
-            f"query{weightless} (MSC {cov.msc:.3f}); clusters with at least {n_min} queries "
+    text = (f"Coverage: {cov.covered} of {cov.weighted_units} leaves hold at least one "
+            f"query{weightless} (MSC {cov.msc:.3f}); leaves with at least {n_min} queries "
             f"hold {_pct(cov.scc)} of the corpus mass (SCC), and {_pct(cov.uncovered_mass)} "
-            "of the corpus mass lies in clusters no query reaches")
+            "of the corpus mass lies in leaves no query reaches")
     gaps = first.gaps[:3]
     if gaps:
         text += (" (the largest: " + "; ".join(f"“{_short(g.label, 50)}”, "
@@ -758,7 +760,8 @@ def _setup_rows(report):
         ["measure", first.measure],
         ["queries stratified", f"{first.n_queries} ({first.n_excluded} excluded: no "
                                "relevant document or no cluster mass)"],
-        ["clusters", f"{first.cluster_coverage.n_units} fine clusters (coverage and gaps)"],
+        ["leaves", f"{first.cluster_coverage.n_units} leaves, the finest clusters (coverage "
+                   "and gaps)"],
         ["evaluated strata", _grain_text(first)],
         ["Δ cut-points", _cuts(bins.dispersion, first.levels) + per_bin("dispersion")],
         ["J cut-points", _cuts(bins.alignment, first.alignment_levels) + per_bin("alignment")],

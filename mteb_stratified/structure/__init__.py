@@ -2,12 +2,15 @@
 
 Layer: above :mod:`mteb_stratified.io` and :mod:`mteb_stratified.llm`, below stratification.
 The pipeline (:mod:`.pipeline`) runs named steps, one module each (extraction, vocabulary,
-linking, clustering, describe); extractors honour :class:`EntityExtractor` and are found by name
+linking, clustering, describe); the document map's tree (leaves, topics, coarser levels) is
+:mod:`.levels`, and what each of its units is about (terms, label, central titles)
+:mod:`.terms`; extractors honour :class:`EntityExtractor` and are found by name
 in :mod:`.registry`; :mod:`.artifact` saves and loads the result, read-only data; the extractor
 of queries is built from an artifact and the user's inputs by :func:`query_extractor`
 (:mod:`.query_entities`).
 
-Heavy dependencies (spaCy, sentence-transformers, faiss, igraph, leidenalg, openai) are imported
+Heavy dependencies (spaCy, sentence-transformers, faiss, igraph, leidenalg, scikit-learn,
+openai) are imported
 lazily; install them with ``pip install mteb-stratified[structure]`` (``[llm]`` for the LLM
 extractor).
 """

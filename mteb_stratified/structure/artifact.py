@@ -10,12 +10,15 @@ inputs and seed give byte-identical files):
   (``cluster`` = -1 for an entity in no retained cluster);
 * ``doc_entities.jsonl.gz``: ``{doc_id, entities}``: all normalised entity names of a document
   (after near-duplicate merging), including rare ones that are in no cluster;
-* ``clusters.jsonl.gz``: ``{id, label, size, n_docs, mass, top_entities}``;
+* ``clusters.jsonl.gz``: the leaves (the finest level, where coverage looks):
+  ``{id, label, terms, titles, central_docs, size, n_docs, mass, top_entities}`` (``terms``:
+  the 10 most distinctive, :mod:`.terms`; ``label`` made from them; ``titles`` of the 3 most
+  central documents, ``central_docs`` their ids; ``top_entities`` for provenance);
 * ``doc_clusters.jsonl.gz``: ``{doc_id, weights: {cluster: m_d(c)}}``;
 * ``cluster_levels.jsonl.gz``: the cluster tree above the fine clusters
   (:mod:`mteb_stratified.core.hierarchy`), one row per unit of each level ℓ ≥ 1:
-  ``{level, id, children, clusters, label, mass, top_entities}`` (``children``: the ids of the
-  level below it holds; ``clusters``: its fine clusters).
+  ``{level, id, children, clusters, label, terms, titles, central_docs, mass, top_entities}``
+  (``children``: the ids of the level below it holds; ``clusters``: its leaves).
 
 The metadata records how the artifact was built, for provenance only: an artifact may come from
 someone else, so reusing it never contacts an endpoint, uses a key or opens a path written in it
@@ -48,7 +51,15 @@ from .schema import REBUILD_FIX, REQUEST_BOUNDS, metadata_problem, row_problem
 
 __all__ = ["StructureArtifact", "ARTIFACT_FORMAT", "REQUEST_BOUNDS"]
 
-ARTIFACT_FORMAT = "mteb-stratified/structure/3"
+ARTIFACT_FORMAT = "mteb-stratified/structure/4"
+#: What each format added, for the message that refuses an older one.
+FORMAT_ADDED = {
+    "mteb-stratified/structure/3": "the cluster tree that strata are estimated on "
+                                   "(cluster_levels.jsonl.gz)",
+    "mteb-stratified/structure/4": "leaves fine enough for coverage (clusters.jsonl.gz) and "
+                                   "each cluster's distinctive terms, label and central "
+                                   "titles at every level ('terms', 'titles')",
+}
 TABLES = ("entities", "doc_entities", "clusters", "doc_clusters", "cluster_levels")
 
 
@@ -460,10 +471,10 @@ class StructureArtifact:
         found = metadata.get("format")
         if found != ARTIFACT_FORMAT:
             older = isinstance(found, str) and found.startswith("mteb-stratified/structure/")
+            added = [v for k, v in FORMAT_ADDED.items() if not older or k > found]
             what = (f"a structure artifact of an older format ({found}); this version reads "
-                    f"{ARTIFACT_FORMAT}, which adds the cluster tree that strata are estimated "
-                    "on (cluster_levels.jsonl.gz: clusters merged until each stratum holds "
-                    "enough queries to test); it cannot be derived from the older files"
+                    f"{ARTIFACT_FORMAT}, which adds {'; and '.join(added)}; they cannot be "
+                    "derived from the older files"
                     if older else f"unknown artifact format {found!r}")
             raise InputError(what, source=meta_path,
                              fix="rebuild it from its corpus: `mteb-stratified structure --corpus "

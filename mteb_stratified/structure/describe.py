@@ -1,7 +1,11 @@
 """Step 5 of the structure pipeline: the artifact's tables and its metadata.
 
-* **weights** m_d(c) and the clusters' stratum weights (:mod:`.weights`); cluster labels from
-  the entities found in the most documents (:mod:`.labels`);
+* **weights** m_d(c) and the clusters' stratum weights (:mod:`.weights`);
+* what each cluster and each unit of the tree is about (:mod:`.terms`): its ``terms`` (the 10
+  most distinctive, by class-based TF-IDF of its documents against the rest of the corpus),
+  the ``label`` made from them, and the ``titles`` of its 3 most central documents; its
+  ``top_entities`` (the entities found in the most documents, :mod:`.labels`) stay for
+  provenance;
 * the **quality** figures (:mod:`.quality`): generic mass share, NPMI, seed stability (the ARI
   of the document strata against a Leiden run with the next seed), the heaviest clusters;
 * the **tables**: one row per entity (name, cluster, document frequency, centrality, aliases,
@@ -36,12 +40,44 @@ class StructureTables:
     reasons: dict            # ... and why
     abbreviations: dict      # corpus abbreviations: short -> long
     levels: list = ()        # the cluster tree's units above the fine clusters (level ≥ 1)
+    term_counts: object = None  # the documents' term counts (:mod:`.terms`), for the quality
 
 
-def level_rows(tree, labels, strength, freq, names, mass: dict) -> list:
+def doc_title(doc, text: str, limit: int = 200) -> str:
+    """A document's title, else the start of its text, at most ``limit`` characters."""
+    title = str(doc.get("title", "") or "").strip() if isinstance(doc, dict) else ""
+    out = " ".join((title or text).split())
+    return out if len(out) <= limit else out[:limit - 1].rstrip() + "…"
+
+
+def unit_descriptions(counts, own: dict, tree, titles: dict) -> list:
+    """For every level ℓ of ``tree`` (0: the fine clusters), one ``{terms, label, titles,
+    central_docs}`` per unit (:mod:`.terms`): the classes are the units holding each
+    document's own stratum ``own[doc]`` (a document with none is in no class)."""
+    from .terms import central_documents, class_terms, label_of
+
+    leaf = np.array([own.get(d, -1) for d in counts.doc_ids], dtype=np.int64)
+    out = []
+    for level in range(tree.n_levels):
+        up = tree.ancestors(level)
+        unit = np.where(leaf >= 0, up[np.maximum(leaf, 0)], -1)
+        n = tree.n_units(level)
+        terms = class_terms(counts, unit, n)
+        central = central_documents(counts, unit, n)
+        rows = []
+        for u in range(n):
+            docs = [counts.doc_ids[i] for i in central[u]]
+            rows.append({"terms": terms[u], "label": label_of(terms[u]),
+                         "central_docs": docs, "titles": [titles.get(d, "") for d in docs]})
+        out.append(rows)
+    return out
+
+
+def level_rows(tree, labels, strength, freq, names, mass: dict, described: list) -> list:
     """One row per unit of the cluster tree above level 0: ``{level, id, children, clusters,
-    label, mass, top_entities}`` (``children``: the level below's units it holds; ``clusters``:
-    its fine clusters; top entities and label by the fine clusters' rule, :mod:`.labels`)."""
+    label, terms, titles, central_docs, mass, top_entities}`` (``children``: the level below's
+    units it holds; ``clusters``: its fine clusters; ``described``: :func:`unit_descriptions`;
+    top entities by the fine clusters' rule, :mod:`.labels`)."""
     from .labels import cluster_top_entities
 
     labels = np.asarray(labels)
@@ -55,18 +91,20 @@ def level_rows(tree, labels, strength, freq, names, mass: dict) -> list:
             fine = np.flatnonzero(unit == u).tolist()
             rows.append({"level": level, "id": u,
                          "children": np.flatnonzero(parent == u).tolist(),
-                         "clusters": fine, "label": " / ".join(top.get(u, [])[:3]),
+                         "clusters": fine, **described[level][u],
                          "mass": float(sum(mass[c] for c in fine)),
                          "top_entities": top.get(u, [])})
     return rows
 
 
 def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
-             docs=None) -> StructureTables:
+             docs=None, titles: dict | None = None) -> StructureTables:
     """The tables of a built structure (module docstring); ``tree``: the cluster tree
     (:mod:`.hierarchy`; None: the fine clusters under one root); ``docs``: the document map
-    (:mod:`.documents`), whose clusters give every document m_d(c) = 1 for its own."""
+    (:mod:`.documents`), whose clusters give every document m_d(c) = 1 for its own;
+    ``titles``: ``{doc_id: title}`` (:func:`doc_title`; default: the start of each text)."""
     from .labels import cluster_top_entities, within_cluster_strength
+    from .terms import term_counts
     from .weights import cluster_mass
 
     labels, n_clusters = clusters.labels, clusters.n_clusters
@@ -84,7 +122,14 @@ def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
     for d in sorted(weights):
         cluster_docs.update(weights[d].keys())
     sizes = np.bincount(labels[labels >= 0], minlength=n_clusters) if n_clusters else []
-    cluster_rows = [{"id": c, "label": " / ".join(top.get(c, [])[:cfg.label_entities]),
+    if tree is None:
+        from ..core.hierarchy import ClusterTree
+        tree = ClusterTree.flat(max(n_clusters, 1))
+    counts = term_counts(texts)
+    if titles is None:
+        titles = {d: doc_title(None, texts[d]) for d in texts}
+    described = unit_descriptions(counts, own, tree, titles) if n_clusters else []
+    cluster_rows = [{"id": c, **described[0][c],
                      "size": int(sizes[c]), "n_docs": int(cluster_docs[c]), "mass": mass[c],
                      "membership_mass": membership[c], "top_entities": top.get(c, [])}
                     for c in range(n_clusters)]
@@ -112,12 +157,10 @@ def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
             reasons[d] = "no entity in a cluster (all rare or in dissolved clusters)"
     abbreviations = {s: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                      for s, v in sorted(votes.items()) if sum(v.values()) >= 2}
-    if tree is None:
-        from ..core.hierarchy import ClusterTree
-        tree = ClusterTree.flat(max(n_clusters, 1))
-    levels = level_rows(tree, labels, strength, freq, names, mass) if n_clusters else []
+    levels = (level_rows(tree, labels, strength, freq, names, mass, described)
+              if n_clusters else [])
     return StructureTables(entity_rows, cluster_rows, weights, mass, own, no_weights, reasons,
-                           abbreviations, levels)
+                           abbreviations, levels, counts)
 
 
 def doc_strata(texts: dict, linked, labels, n_clusters: int, cfg) -> tuple[dict, dict, dict]:
@@ -257,9 +300,29 @@ def bf16_embedding_record(cfg) -> dict:
                                "documents": True}}
 
 
+def leaf_record(docs, cfg) -> dict:
+    """``{"leaves": {...}}`` for the document map: how many topics and leaves, the leaves'
+    sizes, and a ``note`` when the corpus was too small to split any topic (fewer leaves than
+    asked for: each topic is then one leaf); nothing for the entity map."""
+    if docs is None or docs.topics is None:
+        return {}
+    sizes = np.bincount(docs.labels[docs.labels >= 0], minlength=docs.n_clusters)
+    out = {"topics": int(docs.n_topics), "leaves": int(docs.n_clusters),
+           "min_size": int(cfg.leaf_min_size), "resolution": float(cfg.leaf_resolution),
+           "sizes": {"min": int(sizes.min()), "median": float(np.median(sizes)),
+                     "max": int(sizes.max())} if sizes.size else {}}
+    if docs.n_clusters == docs.n_topics:
+        out["note"] = (f"{len(docs.doc_ids)} documents in {docs.n_topics} topics: no topic "
+                       f"split into leaves of at least {cfg.leaf_min_size} documents "
+                       f"(--leaf-min-size; a topic under 2 x {cfg.leaf_min_size} documents "
+                       "is never split), so the leaves are the topics and coverage looks at "
+                       "them")
+    return {"leaves": out}
+
+
 def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, rows, vocab,
                    linked, clusters, tables, artifact_format, normaliser_version,
-                   quality=None) -> dict:
+                   quality=None, docs=None) -> dict:
     """The artifact's ``metadata.json`` (module docstring)."""
     leiden = clusters.leiden
     failures: dict = {}
@@ -282,6 +345,7 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
         **static_embedding_record(cfg),
         **int8_embedding_record(cfg),
         **bf16_embedding_record(cfg),
+        **leaf_record(docs, cfg),
         "packages": package_versions(),
         "corpus": {"fingerprint": fingerprint, "n_docs": len(texts)},
         "stats": {
@@ -320,8 +384,18 @@ def build_metadata(*, cfg, name, settings_key, extractor, fingerprint, texts, ro
                                   "entities e in c, over the same sum for all of d's clustered "
                                   "entities" if cfg.idf_weights else
                                   "m_d(c) = share of d's distinct clustered entities in c",
-            "cluster_tree": "Ward's linkage of the clusters' mean embeddings (entities 'name: "
-                            "context', or documents), cut at ceil(C / 2^l) units per level l",
+            "cluster_tree": "document map: level 0 the leaves (each topic split again by "
+                            "Leiden of its documents' graph), level 1 the topics (Leiden of "
+                            "the k-NN graph), above them Leiden of the quotient graph at a "
+                            "halving resolution (structure/levels.py)"
+                            if cfg.clusters == "documents" else
+                            "Ward's linkage of the clusters' mean embeddings (entities 'name: "
+                            "context'), cut at ceil(C / 2^l) units per level l",
+            "terms": "the 10 most distinctive terms of a cluster or unit: class-based TF-IDF "
+                     "(BERTopic) of its documents against the rest, words and bigrams, "
+                     "English stop words out, terms in >= 2 documents; label: the first 3 "
+                     "that repeat no word of an earlier one; titles: of the 3 documents "
+                     "nearest the unit's centre in TF-IDF space (structure/terms.py)",
             "cluster_mass": "stratum weight: |{d : argmax_c m_d(c) = c}| / |D| over all "
                             "documents (ties by the hash rule), counted as queries are assigned",
             "membership_mass": "sum_d m_d(c) / |D| over all documents",

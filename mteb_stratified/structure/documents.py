@@ -3,16 +3,16 @@
 Each document (``title. text``) is embedded with the structure's embedding model (the packaged
 all-MiniLM-L6-v2 by default; cached in the work folder), linked to its ``k`` nearest documents
 (exact cosine; a neighbour at negative cosine is no link: Leiden takes no negative weight), and
-the graph is clustered by the same consensus
-Leiden as the entity map (:mod:`.clustering`) at ``document_resolution``; every community is a
-cluster (none is dissolved, so every document has a stratum).  Then, with the same tables as
-the entity map:
+the graph is clustered by the same consensus Leiden as the entity map (:mod:`.clustering`) at
+``document_resolution`` into **topics**; each topic is split again into **leaves**, the
+artifact's clusters, and the topics are merged into coarser levels (:mod:`.levels`: the
+cluster tree).  No document is left out, so every document has a stratum.  Then, with the same
+tables as the entity map:
 
-* m_d(c) = 1 for the document's own cluster (a document is in one cluster);
+* m_d(c) = 1 for the document's own leaf (a document is in one cluster);
 * an entity's cluster is the one holding most of the documents it occurs in (ties by the hash
   rule of :func:`mteb_stratified.core.strata.argmax_rows`): the clusters' top entities, labels
   and NPMI come from it, J and Δ are computed as for the entity map;
-* the cluster tree is Ward's linkage of the clusters' mean document embeddings (:mod:`.hierarchy`).
 
 Measured against the entity map on NFCorpus dev (power of the strata tests and coherence):
 docs/validity/strata-power.md.
@@ -41,7 +41,10 @@ class DocumentClusters:
     n_clusters: int
     embeddings: np.ndarray | None  # None once the pipeline has built the tree (split halves)
     leiden: object
-    halves: tuple | None = None  # split-half partitions (:mod:`.clustering`), or None
+    halves: tuple | None = None  # split-half partitions of the topics (:mod:`.clustering`)
+    tree: object = None          # the ClusterTree of the leaves (:mod:`.levels`)
+    topics: np.ndarray | None = None  # each document's topic (the tree's level 1)
+    n_topics: int = 0
 
 
 def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
@@ -101,6 +104,7 @@ def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
     pipeline reads them back from its work folder's cache: 1.5 GB at 1M documents)."""
     from .clustering import cluster_entities
     from .graph import knn_edges, to_igraph
+    from .levels import document_tree
 
     load = emb if callable(emb) else (lambda: emb)
     ids = sorted(texts)
@@ -114,10 +118,12 @@ def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
     del edges
     run = dataclasses.replace(cfg, resolution=cfg.document_resolution, min_cluster_size=1,
                               seed=cfg.seed if seed is None else seed)
-    clusters = cluster_entities(graph, run, halves=halves, edges=arrays)
+    topics = cluster_entities(graph, run, halves=halves, edges=arrays)
+    leaves, n_leaves, tree = document_tree(graph, topics.labels, topics.n_clusters, run,
+                                           edges=arrays)
     del graph, arrays  # before the embeddings come back
-    return DocumentClusters(ids, clusters.labels, clusters.n_clusters, load(), clusters.leiden,
-                            clusters.halves)
+    return DocumentClusters(ids, leaves, n_leaves, load(), topics.leiden, topics.halves, tree,
+                            topics.labels, topics.n_clusters)
 
 
 def entity_clusters(docs: DocumentClusters, linked):

@@ -10,9 +10,12 @@
 2. :mod:`.vocabulary` — the names to cluster (document-frequency filter, corpus stop-entities,
    the generic-phrase test of :mod:`.specificity`) and their embeddings with context;
 3. :mod:`.linking` — near-duplicate merge and the k-NN entity graph;
-4. :mod:`.clustering` — Leiden, small clusters dissolved; :mod:`.hierarchy` — the cluster
-   tree (Ward's linkage of the clusters' centroids, cut level by level);
-5. :mod:`.describe` — document weights m_d(c), corpus mass, labels, the tables and metadata.
+4. :mod:`.clustering` — Leiden, small clusters dissolved; the cluster tree: for the document
+   map its leaves (each topic split again), topics and coarser levels (:mod:`.levels`), for
+   the entity map Ward's linkage of the clusters' centroids, cut level by level
+   (:mod:`.hierarchy`);
+5. :mod:`.describe` — document weights m_d(c), corpus mass, each unit's terms, label and
+   central titles (:mod:`.terms`), the tables and metadata.
 
 To add an extractor: implement the protocol in :mod:`.extractors` and register it in
 :mod:`.registry` (or under the ``mteb_stratified.extractors`` entry-point group).
@@ -32,6 +35,7 @@ from ..io.corpus_text import doc_text
 from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .embed import EMBEDDING_METHODS
 from .fingerprint import corpus_fingerprint, settings_hash
+from .levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from .normalise import NORMALISER_VERSION
 
 __all__ = ["StructureConfig", "build_structure", "BuildReport", "CLUSTER_MAPS"]
@@ -67,7 +71,9 @@ class StructureConfig:
     idf_weights: bool = True                 # m_d(c) weighs entities by ln(N / df)
     objective: str = "modularity"
     resolution: float = 0.5                  # chosen on NFCorpus' corpus and dev figures
-    document_resolution: float = 1.0         # Leiden resolution of the document map
+    document_resolution: float = 1.0         # Leiden resolution of the document map's topics
+    leaf_resolution: float = 0.5             # each topic split again at this resolution
+    leaf_min_size: int = 10                  # documents of a leaf (unless its topic has fewer)
     seed: int = 0
     n_iterations: int = -1
     leiden_split_above: int | None = 50_000  # larger graphs: Leiden by batches of components
@@ -78,7 +84,6 @@ class StructureConfig:
     seed_ari: str = "split-half"             # quality.seed_ari: split-half or second-build
     exact_max: int = 50_000                  # exact faiss search up to this many entities
     nprobe: int = 16
-    label_entities: int = 3                  # entities in a cluster label
     chunk_size: int = 128                    # extraction checkpoint granularity
 
     def __post_init__(self):
@@ -90,6 +95,11 @@ class StructureConfig:
             (0.0 < self.max_doc_share <= 1.0, "max_doc_share must be in (0, 1]", "e.g. 0.1"),
             (self.resolution > 0, "resolution must be > 0", "e.g. 1.0"),
             (self.document_resolution > 0, "document_resolution must be > 0", "e.g. 1.0"),
+            (0 < self.leaf_resolution <= MAX_LEAF_RESOLUTION,
+             f"leaf_resolution must be in (0, {MAX_LEAF_RESOLUTION:g}]", "e.g. 0.5"),
+            (isinstance(self.leaf_min_size, int) and not isinstance(self.leaf_min_size, bool)
+             and 1 <= self.leaf_min_size <= MAX_LEAF_SIZE,
+             f"leaf_min_size must be an integer in [1, {MAX_LEAF_SIZE}]", "e.g. 10"),
             (self.clusters in CLUSTER_MAPS, f"unknown cluster map {self.clusters!r}",
              f"choose one of {', '.join(CLUSTER_MAPS)}"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
@@ -178,7 +188,8 @@ def _quality(texts: dict, vocab, linked, tables, cfg, docs=None, clusters=None) 
     test = vocab.generic_test or GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)),
                                              min_doc_share=cfg.generic_min_doc_share)
     out = cluster_quality(tables.clusters, tables.entities, linked.doc_entities, texts,
-                          generic_test=test, levels=tables.levels)
+                          term_counts=tables.term_counts, generic_test=test,
+                          levels=tables.levels)
     out.update(seed_stability(texts, linked, tables, cfg, clusters) if docs is None
                else document_seed_stability(texts, docs, cfg))
     return out
@@ -240,10 +251,9 @@ def _cluster(texts, vocab, linked, tree_emb, cfg, work, engine, timed) -> tuple:
             f"({len(vocab.names)} entities passed the filters)",
             fix="give a larger corpus, or lower --min-doc-freq / --min-cluster-size, raise "
                 "--max-doc-share, or lower --threshold")
-    if docs is not None:
-        from .hierarchy import cluster_tree
-        tree = timed("tree", cluster_tree, docs.labels, docs.embeddings, docs.n_clusters)
-        if docs.halves is not None:  # only a second build reads the embeddings after the tree
+    if docs is not None:  # the leaves' tree was built with them (:mod:`.levels`)
+        tree = docs.tree
+        if docs.halves is not None:  # only a second build reads the embeddings again
             docs = dataclasses.replace(docs, embeddings=None)
     else:
         tree = timed("tree", _tree, vocab, linked, clusters, tree_emb)
@@ -275,7 +285,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     :meth:`~.artifact.StructureArtifact.with_bins`).  On a reused artifact it runs too, and the
     folder is written only when it returns a new artifact (``report.written``).
     """
-    from .describe import build_metadata, describe
+    from .describe import build_metadata, describe, doc_title
     from .extraction import extract_documents
     from .extractors import EntityExtractor
     from .linking import link_entities
@@ -327,15 +337,16 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters, tree, docs = _cluster(texts, vocab, linked, graph_emb if graph_emb is not None
                                     else emb, cfg, work, engine, timed)
+    titles = {d: doc_title(corpus[d], texts[d]) for d in texts}
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg, tree,
-                   docs)
+                   docs, titles)
     quality = timed("quality", _quality, texts, vocab, linked, tables, cfg, docs, clusters)
     metadata = build_metadata(quality=quality, cfg=cfg, name=name, settings_key=settings_key,
                               extractor=extractor, fingerprint=fingerprint, texts=texts,
                               rows=rows, vocab=vocab, linked=linked, clusters=clusters,
                               tables=tables,
                               artifact_format=ARTIFACT_FORMAT,
-                              normaliser_version=NORMALISER_VERSION)
+                              normaliser_version=NORMALISER_VERSION, docs=docs)
     artifact = StructureArtifact(metadata, tables.entities, linked.doc_entities, tables.clusters,
                                  tables.weights, tables.levels)
     if finish is not None:

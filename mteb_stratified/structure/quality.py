@@ -1,26 +1,31 @@
 """Cluster quality figures anyone can rerun on an artifact (ours; stored in ``metadata.json``).
 
-A cluster's **top entities** are its 10 entities found in the most documents (ties by name):
-the ones that carry its mass, as a topic model's top words do.
+A cluster's **terms** are its 10 most distinctive terms by class-based TF-IDF (:mod:`.terms`);
+its **top entities** are its 10 entities found in the most documents (ties by name), kept for
+provenance and measured beside the terms ("the old labels").
 
-* **generic mass share**: the share of the stratum weight (clusters table ``mass``) that lies in
-  *generic clusters*, a cluster being generic when at least half of its top entities are
-  generic phrases by the corpus' generic-phrase test (:mod:`.specificity`);
-* **topic coherence** NPMI (Bouma 2009; Lau, Newman & Baldwin, EACL 2014) of a cluster's top
-  entities over the corpus documents, with p(e) the share of documents containing e::
+* **topic coherence**: NPMI (Bouma 2009; Lau, Newman & Baldwin, EACL 2014) of a cluster's terms
+  over the corpus documents (document co-occurrence: one window per document), as Röder, Both &
+  Hinneburg (WSDM 2015) define it and gensim's ``CoherenceModel(coherence="c_npmi")`` computes
+  it, with p(t) the share of documents containing t and ε = 10⁻¹²::
 
-      NPMI(e, f) = ln(p(e, f) / (p(e) p(f))) / (−ln p(e, f)),   −1 when p(e, f) = 0
+      NPMI(a, b) = ln((p(a, b) + ε) / (p(a) p(b))) / (−ln(p(a, b) + ε))
 
-  averaged over the pairs of a cluster, then over clusters weighted by stratum weight;
-* **grab-bag mass share**: the share of the stratum weight in clusters whose top entities
-  co-occur in documents no more than independent ones would (mean NPMI ≤ 0): "blood / mutant /
-  mitosis / organ / reason".  Measured on the documents, not by the rule that built the
-  clusters, so it is not 0 by construction (the generic mass share is, when generic phrases
-  are left out of the clusters: then it only checks the filter);
-* the same NPMI and grab-bag share for every **level of the cluster tree** (its units' top
-  entities, weighted by their stratum weight): the coherence of the strata a report shows;
+  averaged over the pairs of a cluster, then over clusters weighted by their documents (the
+  clusters table ``mass``: the share of documents whose own stratum is the cluster);
+* **grab-bag mass share**: the share of the documents in clusters whose terms co-occur in
+  documents no more than independent ones would (mean NPMI ≤ 0).  Measured on the documents,
+  not by the rule that built the clusters, so it is not 0 by construction;
+* the same two figures for **every level of the cluster tree** (``levels``; ``"0"``: the
+  leaves, the fine clusters) from its units' own terms, and for the old labels (the top
+  entities, co-occurring as entities of a document) under the same computation
+  (``labels_before``);
+* **generic mass share**: the share of the stratum weight in *generic clusters*, a cluster
+  being generic when at least half of its top entities are generic phrases by the corpus'
+  generic-phrase test (:mod:`.specificity`; 0 by construction when generic phrases are left
+  out of the clusters: then it only checks the filter);
 * **seed stability**: the adjusted Rand index (Hubert & Arabie 1985) of the document → own
-  stratum assignment between Leiden runs with two seeds;
+  stratum assignment between Leiden runs (:mod:`.describe`);
 * the **heaviest clusters** with their labels, weights, NPMI and generic share.
 """
 
@@ -30,8 +35,8 @@ import math
 
 import numpy as np
 
-__all__ = ["adjusted_rand", "npmi", "cluster_quality", "top_entities", "GENERIC_TOP",
-           "GENERIC_SHARE", "coherence"]
+__all__ = ["adjusted_rand", "term_npmi", "term_coherence", "entity_presence", "cluster_quality",
+           "top_entities", "EPSILON", "GENERIC_TOP", "GENERIC_SHARE"]
 
 #: Top entities judged per cluster, and the generic share from which a cluster is generic.
 GENERIC_TOP = 10
@@ -62,23 +67,46 @@ def adjusted_rand(a, b) -> float:
     return 1.0 if top == expected else (s - expected) / (top - expected)
 
 
-def npmi(top: list, doc_sets: dict, n_docs: int) -> float:
-    """Mean NPMI over the pairs of ``top`` (module docstring); NaN with fewer than 2."""
-    vals = []
-    for i in range(len(top)):
-        a = doc_sets.get(top[i], frozenset())
-        for j in range(i + 1, len(top)):
-            b = doc_sets.get(top[j], frozenset())
-            both = len(a & b)
-            if both == 0:
-                vals.append(-1.0)
-                continue
-            pab = both / n_docs
-            if pab >= 1.0:
-                vals.append(1.0)
-                continue
-            vals.append(math.log(pab / ((len(a) / n_docs) * (len(b) / n_docs))) / -math.log(pab))
-    return float(np.mean(vals)) if vals else float("nan")
+#: gensim's ε (``gensim.topic_coherence.direct_confirmation_measure.EPSILON``): NPMI of a pair
+#: that never co-occurs is ln(ε / (p(a) p(b))) / (−ln ε), not −1, as Röder et al. define it.
+EPSILON = 1e-12
+
+
+def term_npmi(presence, columns) -> float:
+    """Mean NPMI over the pairs of the terms at ``columns`` of ``presence`` (a 0/1 document ×
+    term matrix: document co-occurrence, one window per document), with ε (:data:`EPSILON`)::
+
+        NPMI(a, b) = ln((p(a, b) + ε) / (p(a) p(b))) / (−ln(p(a, b) + ε))
+
+    the definition of Röder, Both & Hinneburg (WSDM 2015; gensim's ``c_npmi``, Palmetto);
+    NaN with fewer than 2 terms."""
+    cols = list(columns)
+    if len(cols) < 2:
+        return float("nan")
+    n_docs = presence.shape[0]
+    sub = presence[:, cols].astype(np.float64)
+    co = np.asarray((sub.T @ sub).todense()) / n_docs
+    p = np.diag(co).copy()
+    i, j = np.triu_indices(len(cols), k=1)
+    pab = co[i, j] + EPSILON
+    vals = np.log(pab / (p[i] * p[j])) / -np.log(pab)
+    return float(vals.mean())
+
+
+def term_coherence(units, presence, index: dict) -> dict:
+    """Document-weighted NPMI and grab-bag share of ``units`` (``(terms, documents)`` pairs)
+    over ``presence`` (:func:`term_npmi`; ``index``: term -> column)."""
+    scored = []
+    for terms, w in units:
+        v = term_npmi(presence, [index[t] for t in terms if t in index])
+        if not math.isnan(v) and w > 0:
+            scored.append((v, float(w)))
+    total = sum(w for _, w in scored)
+    if not total:
+        return {"npmi_weighted": float("nan"), "grab_bag_share": float("nan"), "units": 0}
+    return {"npmi_weighted": sum(v * w for v, w in scored) / total,
+            "grab_bag_share": sum(w for v, w in scored if v <= 0) / total,
+            "units": len(scored)}
 
 
 def top_entities(entities: list, top: int = GENERIC_TOP) -> dict:
@@ -90,76 +118,99 @@ def top_entities(entities: list, top: int = GENERIC_TOP) -> dict:
     return {c: [n for _, n in sorted(v)[:top]] for c, v in by.items()}
 
 
-def coherence(units, doc_sets: dict, n_docs: int) -> dict:
-    """Weighted NPMI and grab-bag share of ``units`` (``(top entities, weight)`` pairs)."""
-    scored = [(npmi(top, doc_sets, n_docs), float(w)) for top, w in units]
-    scored = [(v, w) for v, w in scored if not math.isnan(v)]
-    total = sum(w for _, w in scored)
-    if not total:
-        return {"npmi_weighted": float("nan"), "grab_bag_mass_share": float("nan"), "units": 0}
-    return {"npmi_weighted": sum(v * w for v, w in scored) / total,
-            "grab_bag_mass_share": sum(w for v, w in scored if v <= 0) / total,
-            "units": len(scored)}
+def entity_presence(doc_entities: dict, names) -> tuple:
+    """``(presence, index)``: the 0/1 document × entity matrix of ``names`` (documents in
+    sorted id order) and the column of each name, for :func:`term_coherence`."""
+    from scipy import sparse
+
+    index = {n: i for i, n in enumerate(sorted(set(names)))}
+    rows, cols = [], []
+    for r, d in enumerate(sorted(doc_entities)):
+        for e in set(doc_entities[d]):
+            col = index.get(e)
+            if col is not None:
+                rows.append(r)
+                cols.append(col)
+    presence = sparse.csc_matrix((np.ones(len(rows)), (rows, cols)),
+                                 shape=(len(doc_entities), len(index)))
+    return presence, index
 
 
 def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: dict, *,
-                    generic_test=None, heaviest: int = 15, levels: list = ()) -> dict:
+                    term_counts, generic_test=None, heaviest: int = 15,
+                    levels: list = ()) -> dict:
     """The quality figures of a structure's clusters (JSON-ready; module docstring).
 
-    ``clusters``: the clusters table rows (``id``, ``label``, ``mass``); ``entities``: the
-    entity rows (``name``, ``cluster``, ``doc_freq``); ``doc_entities``: ``{doc_id: names}``;
-    ``texts``: the corpus texts, for the generic-phrase test (or pass a fitted
-    ``generic_test``).
+    ``clusters``: the clusters table rows (``id``, ``label``, ``mass``, ``terms``);
+    ``entities``: the entity rows (``name``, ``cluster``, ``doc_freq``); ``doc_entities``:
+    ``{doc_id: names}`` of every document of ``texts`` (the corpus texts, for the
+    generic-phrase test, or pass a fitted ``generic_test``); ``term_counts``: the documents'
+    :class:`~.terms.TermCounts`; ``levels``: the cluster_levels rows (``level``, ``mass``,
+    ``terms``, ``top_entities``).
     """
     from .specificity import GenericTest, WordStats
 
-    n_docs = len(texts)
     if generic_test is None:
         generic_test = GenericTest(WordStats.of_texts(texts[d] for d in sorted(texts)))
     tops = top_entities(entities)
-    # the documents of the entities NPMI is taken over (the top ones): not of every entity
+    presence = term_counts.presence().tocsc()
+    index = {t: i for i, t in enumerate(term_counts.terms.tolist())}
+    # the old labels: their entities' documents (only of the entities they name)
     wanted = {e for top in tops.values() for e in top}
     wanted.update(e for r in levels for e in r.get("top_entities", []))
-    doc_sets: dict = {}
-    for d, names in doc_entities.items():
-        for e in names:
-            if e in wanted:
-                doc_sets.setdefault(e, set()).add(d)
+    docs_all = {d: doc_entities.get(d, ()) for d in sorted(texts)}
+    e_presence, e_index = entity_presence(docs_all, wanted)
+
+    def npmi_of(terms, matrix, where):
+        return term_npmi(matrix, [where[t] for t in terms if t in where])
+
     rows = []
     for c in clusters:
         top = tops.get(int(c["id"]), [])
         share = float(np.mean([generic_test.is_generic(n) for n in top])) if top else 0.0
         rows.append({"id": int(c["id"]), "label": c.get("label", ""), "mass": float(c["mass"]),
-                     "npmi": npmi(top, doc_sets, n_docs), "generic_share": share,
-                     "generic": share >= GENERIC_SHARE})
+                     "npmi": npmi_of(c.get("terms", []), presence, index),
+                     "entity_npmi": npmi_of(top, e_presence, e_index),
+                     "generic_share": share, "generic": share >= GENERIC_SHARE})
     total = sum(r["mass"] for r in rows)
     scored = [r for r in rows if not math.isnan(r["npmi"])]
-    wsum = sum(r["mass"] for r in scored)
     rows_by_mass = sorted(rows, key=lambda r: (-r["mass"], r["id"]))
-    by_level: dict = {}
+    units = {0: [(c.get("terms", []), c.get("top_entities") or tops.get(int(c["id"]), []),
+                  c["mass"]) for c in clusters]}
     for r in levels:
-        by_level.setdefault(int(r["level"]), []).append((r.get("top_entities", []), r["mass"]))
-    tree = {str(lvl): coherence(units, doc_sets, n_docs) | {"n_units": len(units)}
-            for lvl, units in sorted(by_level.items())}
-    grab = coherence([(tops.get(int(c["id"]), []), c["mass"]) for c in clusters], doc_sets,
-                     n_docs)
+        units.setdefault(int(r["level"]), []).append(
+            (r.get("terms", []), r.get("top_entities", []), r["mass"]))
+
+    def figures(level_units):
+        new = term_coherence([(t, w) for t, _, w in level_units], presence, index)
+        old = term_coherence([(e, w) for _, e, w in level_units], e_presence, e_index)
+        return {"npmi_weighted": new["npmi_weighted"],
+                "grab_bag_mass_share": new["grab_bag_share"], "units": new["units"],
+                "n_units": len(level_units), "entity_npmi_weighted": old["npmi_weighted"],
+                "entity_grab_bag_mass_share": old["grab_bag_share"]}
+
+    tree = {str(lvl): figures(u) for lvl, u in sorted(units.items())}
+    leaves = tree["0"]
     return {
-        "grab_bag_mass_share": grab["grab_bag_mass_share"],
+        "npmi_weighted": leaves["npmi_weighted"],
+        "grab_bag_mass_share": leaves["grab_bag_mass_share"],
+        "npmi_median": float(np.median([r["npmi"] for r in scored])) if scored
+        else float("nan"),
+        "labels_before": {"npmi_weighted": leaves["entity_npmi_weighted"],
+                          "grab_bag_mass_share": leaves["entity_grab_bag_mass_share"]},
         "levels": tree,
         "generic_mass_share": (sum(r["mass"] for r in rows if r["generic"]) / total
                                if total else 0.0),
-        "npmi_weighted": (sum(r["mass"] * r["npmi"] for r in scored) / wsum if wsum
-                          else float("nan")),
-        "npmi_median": float(np.median([r["npmi"] for r in scored])) if scored
-        else float("nan"),
         "clusters": len(rows),
-        "rule": (f"generic cluster: at least {GENERIC_SHARE:.0%} of its {GENERIC_TOP} top "
-                 f"entities are generic phrases (every word with RIDF < "
-                 f"{generic_test.max_ridf} bits and in >= {generic_test.min_doc_share:.0%} of "
-                 "the documents; 0 by construction when generic phrases are left out of the "
-                 "clusters); top entities: the 10 in the most documents; NPMI over the corpus "
-                 "documents, weighted by stratum weight; grab bag: mean NPMI <= 0; levels: the "
-                 "cluster tree's units"),
+        "rule": (f"terms: the {len(clusters[0].get('terms', [])) if clusters else 0} most "
+                 "distinctive by class-based TF-IDF; NPMI of the terms over the corpus "
+                 "documents (document co-occurrence, epsilon 1e-12: gensim's c_npmi), weighted "
+                 "by documents; grab bag: mean NPMI <= 0; levels: the cluster tree's units "
+                 "('0': the leaves); labels_before and entity_*: the same figures for the top "
+                 f"entities (the 10 in the most documents); generic cluster: at least "
+                 f"{GENERIC_SHARE:.0%} of its {GENERIC_TOP} top entities are generic phrases "
+                 f"(every word with RIDF < {generic_test.max_ridf} bits and in >= "
+                 f"{generic_test.min_doc_share:.0%} of the documents)"),
         "heaviest": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
                      for r in rows_by_mass[:heaviest]],
     }

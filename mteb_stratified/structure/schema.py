@@ -273,12 +273,14 @@ ROWS: dict = {
     "clusters": {"id": (REQUIRED, integer(0, MAX_ID)), "label": (REQUIRED, STRING),
                  "mass": (REQUIRED, number(0)), "membership_mass": (OPTIONAL, number(0)),
                  "size": (OPTIONAL, COUNT), "n_docs": (OPTIONAL, COUNT),
-                 "top_entities": (OPTIONAL, NAMES)},
+                 "terms": (REQUIRED, NAMES), "titles": (OPTIONAL, NAMES),
+                 "central_docs": (OPTIONAL, NAMES), "top_entities": (OPTIONAL, NAMES)},
     "doc_clusters": {"doc_id": (REQUIRED, STRING), "weights": (REQUIRED, _WEIGHTS)},
     "cluster_levels": {"level": (REQUIRED, integer(1, 64)), "id": (REQUIRED, integer(0, MAX_ID)),
                        "children": (REQUIRED, _IDS), "clusters": (REQUIRED, _IDS),
                        "label": (REQUIRED, STRING), "mass": (REQUIRED, number(0)),
-                       "top_entities": (OPTIONAL, NAMES)},
+                       "terms": (REQUIRED, NAMES), "titles": (OPTIONAL, NAMES),
+                       "central_docs": (OPTIONAL, NAMES), "top_entities": (OPTIONAL, NAMES)},
 }
 
 

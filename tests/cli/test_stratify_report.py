@@ -121,7 +121,7 @@ def test_stratify_per_query_path_and_out(tmp_path, qids):
     (["--min-queries", "0"], "argument --min-queries: must be an integer in [1, 1000000], got 0"),
     (["--min-queries", "-4"], "argument --min-queries: must be an integer in [1, 1000000], "
                               "got -4"),
-    (["--min-queries", "2.5"], "argument --min-queries: must be an integer, got '2.5'"),
+    (["--min-queries", "2.5"], "argument --min-queries: must be an integer in [1, 1000000], got '2.5'"),
     (["--level", "-1"], "argument --level: must be an integer in [0, 64], got -1"),
 ])
 def test_stratify_bad_options(tmp_path, qids, capsys, extra, message):

@@ -19,7 +19,7 @@ def _artifact(folder) -> str:
     art = StructureArtifact(
         meta, [{"name": "vitamin d", "cluster": 0, "aliases": []}],
         {"d1": ["vitamin d"], "d2": []},
-        [{"id": 0, "label": "vitamin d", "mass": 1.0, "size": 1}],
+        [{"id": 0, "label": "vitamin d", "mass": 1.0, "size": 1, "terms": ["vitamin"]}],
         {"d1": {"0": 1.0}, "d2": {}})
     return art.save(str(folder))
 
@@ -186,7 +186,7 @@ def test_a_decompression_bomb_table_is_refused(tmp_path, monkeypatch):
 def test_an_empty_table_has_no_rows(tmp_path):
     meta = {"format": ARTIFACT_FORMAT, "corpus": {"fingerprint": "sha256:x", "n_docs": 1},
             "extractor": {"kind": "offline", "init_params": {}}, "parameters": {}}
-    folder = StructureArtifact(meta, [], {"d1": []}, [{"id": 0, "label": "x", "mass": 0.0}],
+    folder = StructureArtifact(meta, [], {"d1": []}, [{"id": 0, "label": "x", "mass": 0.0, "terms": []}],
                                {"d1": {}}).save(str(tmp_path / "a"))
     art = StructureArtifact.load(folder)
     assert art.entities == [] and art.doc_cluster_weights == {"d1": {}} and art.n_clusters == 1
@@ -238,3 +238,24 @@ def test_a_damaged_extraction_checkpoint_starts_over_or_keeps_its_good_rows(tmp_
     again = Checkpoint(str(work), "key-1")
     done = again.load()
     assert done == ({} if work_json is not None else {"d0": {"doc_id": "d0", "entities": []}})
+
+
+def test_an_artifact_from_before_the_leaves_names_the_rebuild(tmp_path, capsys):
+    """Format 3 (31 clusters, frequent-entity labels, no terms) is refused, never read as if
+    its clusters were leaves: the message says what format 4 adds and how to rebuild."""
+    folder = _artifact(tmp_path / "a")
+    path = os.path.join(folder, "metadata.json")
+    meta = json.load(open(path))
+    meta["format"] = "mteb-stratified/structure/3"
+    with open(path, "w") as fh:
+        json.dump(meta, fh)
+    with pytest.raises(InputError) as exc:
+        StructureArtifact.load(folder)
+    assert "older format (mteb-stratified/structure/3)" in exc.value.message
+    assert "leaves" in exc.value.message and "terms" in exc.value.message
+    assert "cluster tree" not in exc.value.message     # format 3 had the tree already
+    assert "mteb-stratified structure --corpus" in exc.value.fix
+    assert main(["generate", "--dataset", "nfcorpus", "--structure", folder, "--out",
+                 str(tmp_path / "g"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "older format" in err and "structure --corpus" in err and "Traceback" not in err

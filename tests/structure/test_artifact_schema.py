@@ -147,19 +147,21 @@ def _entity(**change) -> dict:
     return {**_rows("entities", 1)[0], **change}
 
 
+N = len(_rows("clusters"))  # the bundled artifact's clusters (its leaves)
 TABLE_CASES = [
     # (table, rows, line, what the message says)
     ("entities", [_entity(), _entity(id=10**400)], 2,
      "entities field 'id' is 10000000... (an integer of 401 digits): expected an integer "
      "0..10^9"),
     ("entities", [_entity(cluster=10**400)], 1, "field 'cluster' is 10000000..."),
-    ("entities", [_entity(cluster=31)], 1, "in cluster 31, beyond the 31 clusters"),
+    ("entities", [_entity(cluster=N)], 1, f"in cluster {N}, beyond the {N} clusters"),
     ("entities", [_entity(doc_freq=-1)], 1, "field 'doc_freq' is -1"),
     ("clusters", _rows("clusters")[:3] + [_rows("clusters")[1]], 4, "cluster id 1 is given "
      "twice"),
-    ("clusters", _rows("clusters")[1:], 30, "cluster id 30 is beyond the 30 clusters"),
-    ("doc_clusters", [{"doc_id": "MED-10", "weights": {"31": 1.0}}], 1,
-     "weight on cluster 31, beyond the 31 clusters"),
+    ("clusters", _rows("clusters")[1:], N - 1, f"cluster id {N - 1} is beyond the {N - 1} "
+     "clusters"),
+    ("doc_clusters", [{"doc_id": "MED-10", "weights": {str(N): 1.0}}], 1,
+     f"weight on cluster {N}, beyond the {N} clusters"),
     ("doc_clusters", [{"doc_id": "MED-10", "weights": {"04": 1.0}}], 1, "cluster ids (0..10^9)"),
     ("doc_clusters", [{"doc_id": "MED-10", "weights": {"4": 1.0}}] * 2, 2, "given twice"),
     ("cluster_levels", [{**_rows("cluster_levels", 1)[0], "level": 10**400}], 1,

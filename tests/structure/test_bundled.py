@@ -45,3 +45,34 @@ def test_bundled_artifact_is_small():
 def test_bundled_loader():
     art = StructureArtifact.bundled("nfcorpus")
     assert art.corpus_fingerprint.startswith("sha256:")
+
+
+def test_the_leaves_are_fine_readable_and_leave_gaps_that_dev_can_fill():
+    """The bundled map's leaves (issue #44): about 10-100 documents each, every one named by
+    its terms; at the leaves the test queries miss the default coverage target (MSC 0.9), and
+    dev holds queries whose leaf no test query reaches, so `generate` has gaps to fill."""
+    import numpy as np
+
+    from mteb_stratified.core.coverage import cluster_coverage
+    from mteb_stratified.core.strata import stratify
+    from mteb_stratified.generation.loop import GenerationConfig
+
+    art = StructureArtifact.load(FOLDER)
+    sizes = np.array([c["n_docs"] for c in art.clusters])
+    leaves = art.metadata["leaves"]
+    assert leaves["leaves"] == art.n_clusters and 50 <= art.n_clusters <= 200
+    assert sizes.min() >= art.metadata["parameters"]["leaf_min_size"]
+    assert np.mean((sizes >= 10) & (sizes <= 100)) >= 0.9
+    assert art.cluster_tree.n_units(1) == leaves["topics"] < art.n_clusters
+    for c in art.clusters:
+        assert len(c["terms"]) == 10 and len(c["titles"]) == 3 and c["label"]
+    weights = {d: {int(k): v for k, v in w.items()} for d, w in art.doc_cluster_weights.items()}
+    primary = {}
+    for split in ("test", "dev"):
+        qrels = load_beir(bundled_path("nfcorpus"), split, corpus=False).qrels
+        primary[split] = stratify(qrels, weights, n_clusters=art.n_clusters).primary
+    mass = [art.cluster_mass[c] for c in range(art.n_clusters)]
+    cov = cluster_coverage(primary["test"], mass)
+    target_msc, _ = GenerationConfig().targets((1.0, 1.0))   # every leaf weighted: ceiling 1
+    assert cov.msc < target_msc
+    assert set(primary["dev"].tolist()) - set(primary["test"].tolist())

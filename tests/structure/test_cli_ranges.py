@@ -39,6 +39,11 @@ BAD = [
     (STRUCTURE, "--seed", str(2**70)), (STRUCTURE, "--seed", str(2**31)),
     (GENERATE, "--seed", str(2**70)), (STRATIFY, "--seed", str(2**70)),
     (STRUCTURE, "--consensus-runs", "1001"),
+    # the leaves (issue #44): resolution in (0, 100], size 1..100000, numbers only
+    (STRUCTURE, "--leaf-resolution", "0"), (STRUCTURE, "--leaf-resolution", "101"),
+    (STRUCTURE, "--leaf-resolution", "fine"), (STRUCTURE, "--leaf-resolution", "nan"),
+    (STRUCTURE, "--leaf-min-size", "0"), (STRUCTURE, "--leaf-min-size", "100001"),
+    (STRUCTURE, "--leaf-min-size", "2.5"), (STRUCTURE, "--leaf-min-size", "ten"),
     # the options' one number grammar: no digit separators, no non-ASCII digits
     (STRUCTURE, "--cut-points", "0.5,0.75:0.25,1_0"),
     (STRUCTURE, "--cut-points", "0.5,0.75:0.25,\u0660.5"),
@@ -54,6 +59,8 @@ def test_a_bad_number_exits_2_before_any_work(tmp_path, capsys, argv, option, va
     err = capsys.readouterr().err
     assert f"argument {option}" in err and "must be" in err
     assert not (tmp_path / "o").exists()
+    if option.startswith("--leaf-"):   # the valid range is named, whatever was wrong
+        assert ("in (0, 100]" if "resolution" in option else "in [1, 100000]") in err, err
 
 
 @pytest.mark.parametrize("argv", [STRUCTURE, GENERATE, ["stratify", "r.json", "-o", "OUT"]],
@@ -82,3 +89,19 @@ def test_the_largest_seed_builds_with_consensus_runs(tmp_path, capsys):
     assert meta["parameters"]["seed"] == seed and meta["parameters"]["consensus_runs"] == 3
     assert meta["quality"]["seeds"] == [seed, seed + 1]
     assert meta["quality"]["seed_ari_method"] == "second-build"
+
+
+def test_a_corpus_too_small_for_leaves_builds_with_fewer_and_says_so(tmp_path, capsys):
+    """30 documents cannot be split into leaves of --leaf-min-size 10: the build succeeds with
+    its topics as the leaves and says so (stdout and metadata), and no error or traceback."""
+    import json
+    out = tmp_path / "art"
+    assert main(["structure", "--corpus", "nfcorpus", "--out", str(out), "--limit", "30",
+                 "--consensus-runs", "3", "--bins-splits", "none", "--max-doc-share", "0.3",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    leaves = json.load(open(out / "metadata.json"))["leaves"]
+    assert leaves["leaves"] == leaves["topics"] >= 1
+    assert f"{leaves['leaves']} leaves in {leaves['topics']} topics" in printed.out
+    assert "note: 30 documents in" in printed.out and "--leaf-min-size" in printed.out
+    assert "Traceback" not in printed.err

@@ -58,7 +58,19 @@ def test_the_tree_the_quality_and_a_second_seed(doc_built):
     # split halves of the consensus runs already made: no second build (clustering.py)
     assert -1 <= q["seed_ari"] <= 1 and q["seed_ari_method"] == "split-half"
     assert q["runs"] == [5, 5] and "seeds" not in q
-    assert set(q["levels"]) == {str(lvl) for lvl in range(1, tree.n_levels)}
+    assert set(q["levels"]) == {str(lvl) for lvl in range(0, tree.n_levels)}  # 0: leaves
+    assert q["levels"]["0"]["npmi_weighted"] == q["npmi_weighted"]
+
+
+def test_a_corpus_too_small_to_split_says_so_and_its_topics_are_the_leaves(doc_built):
+    _, art, cfg = doc_built
+    leaves = art.metadata["leaves"]
+    assert leaves["leaves"] == leaves["topics"] == art.n_clusters   # 61 documents, 3 topics
+    assert f"2 x {cfg.leaf_min_size} documents" in leaves["note"]
+    # every cluster and unit has its terms, a label made from them and central titles
+    for row in list(art.clusters) + list(art.cluster_levels):
+        assert len(row["terms"]) == 10 and row["label"].split(" / ")[0] == row["terms"][0]
+        assert 1 <= len(row["titles"]) <= 3 and all(row["titles"])
 
 
 def test_a_second_build_still_has_the_embeddings_the_split_halves_drop_them(
@@ -73,9 +85,9 @@ def test_a_second_build_still_has_the_embeddings_the_split_halves_drop_them(
     seen = {}
     original = describe_module.describe
 
-    def spy(texts, rows, vocab, linked, clusters, cfg, tree, docs):
+    def spy(texts, rows, vocab, linked, clusters, cfg, tree, docs, titles):
         seen[cfg.seed_ari] = docs.embeddings is not None
-        return original(texts, rows, vocab, linked, clusters, cfg, tree, docs)
+        return original(texts, rows, vocab, linked, clusters, cfg, tree, docs, titles)
 
     from mteb_stratified.io.corpus_text import doc_text
     doc_texts = [doc_text(small_corpus[d]) for d in sorted(small_corpus)]

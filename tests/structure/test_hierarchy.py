@@ -89,13 +89,13 @@ def test_the_artifact_reads_its_tree_and_refuses_a_broken_one(tmp_path):
 
     meta = {"format": ARTIFACT_FORMAT, "corpus": {"fingerprint": "sha256:x", "n_docs": 3},
             "extractor": {"kind": "offline"}, "parameters": {}}
-    clusters = [{"id": c, "label": f"l{c}", "mass": 1 / 3} for c in range(3)]
+    clusters = [{"id": c, "label": f"l{c}", "mass": 1 / 3, "terms": [f"l{c}"]} for c in range(3)]
     levels = [{"level": 1, "id": 0, "children": [0, 1], "clusters": [0, 1], "label": "a",
-               "mass": 2 / 3},
+               "mass": 2 / 3, "terms": ["a"]},
               {"level": 1, "id": 1, "children": [2], "clusters": [2], "label": "b",
-               "mass": 1 / 3},
+               "mass": 1 / 3, "terms": ["b"]},
               {"level": 2, "id": 0, "children": [0, 1], "clusters": [0, 1, 2], "label": "c",
-               "mass": 1.0}]
+               "mass": 1.0, "terms": ["c"]}]
     art = StructureArtifact(meta, [], {"d": []}, clusters, {"d": {"0": 1.0}}, levels)
     folder = art.save(str(tmp_path / "a"))
     back = StructureArtifact.load(folder)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mteb_stratified.structure.quality import adjusted_rand, cluster_quality, npmi
+from mteb_stratified.structure.quality import adjusted_rand, cluster_quality
 from mteb_stratified.structure.specificity import GenericTest, WordStats, idf, word_tokens
 from mteb_stratified.structure.weights import doc_cluster_weights, stratum_weights
 
@@ -69,25 +69,14 @@ def test_adjusted_rand_equals_sklearn(seed):
     assert adjusted_rand(a, a) == pytest.approx(1.0)
 
 
-def test_npmi_by_hand():
-    docs = {"x": {1, 2}, "y": {1, 2}, "z": {3}}
-    # x, y always together in 2 of 4 documents: NPMI 1; x, z never: -1
-    assert npmi(["x", "y"], docs, 4) == pytest.approx(1.0)
-    assert npmi(["x", "z"], docs, 4) == -1.0
-    p = 2 / 4
-    expected = (1.0 + (-1.0) + (-1.0)) / 3
-    assert npmi(["x", "y", "z"], docs, 4) == pytest.approx(expected)
-    assert math.isnan(npmi(["x"], docs, 4))
-    assert p == 0.5
-
-
 def test_cluster_quality_counts_generic_clusters_by_weight():
     texts = {f"d{i}": f"an increase and a role in study {i}" for i in range(30)}
     texts.update({f"s{i}": "statin statin statin therapy therapy" for i in range(3)})
     clusters = [{"id": 0, "label": "increase / role", "mass": 0.6,
-                 "top_entities": ["increase", "role"]},
+                 "top_entities": ["increase", "role"], "terms": ["increase", "role"]},
                 {"id": 1, "label": "statin", "mass": 0.2,
-                 "top_entities": ["statin", "statin therapy"]}]
+                 "top_entities": ["statin", "statin therapy"],
+                 "terms": ["statin", "statin therapy"]}]
     doc_entities = {d: ({"increase", "role"} if d.startswith("d") else {"statin",
                                                                         "statin therapy"})
                     for d in texts}
@@ -96,7 +85,13 @@ def test_cluster_quality_counts_generic_clusters_by_weight():
                 {"name": "statin", "cluster": 1, "doc_freq": 3},
                 {"name": "statin therapy", "cluster": 1, "doc_freq": 3},
                 {"name": "loose", "cluster": -1, "doc_freq": 9}]
-    q = cluster_quality(clusters, entities, doc_entities, texts)
+    from mteb_stratified.structure.terms import term_counts
+
+    q = cluster_quality(clusters, entities, doc_entities, texts,
+                        term_counts=term_counts(texts))
     assert q["generic_mass_share"] == pytest.approx(0.6 / 0.8)
     assert q["heaviest"][0]["generic"] is True and q["heaviest"][1]["generic"] is False
-    assert q["npmi_weighted"] == pytest.approx(1.0)   # each pair always co-occurs
+    # each pair always co-occurs: the terms' and the old labels' NPMI are 1
+    assert q["npmi_weighted"] == pytest.approx(1.0)
+    assert q["labels_before"]["npmi_weighted"] == pytest.approx(1.0)
+    assert q["levels"]["0"]["grab_bag_mass_share"] == 0.0
