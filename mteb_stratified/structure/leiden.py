@@ -35,7 +35,7 @@ import numpy as np
 from .._optional import require
 from ..core.errors import InputError
 
-__all__ = ["LeidenClustering"]
+__all__ = ["LeidenClustering", "renumber_by_size"]
 
 OBJECTIVES = ("modularity", "cpm")
 
@@ -132,7 +132,7 @@ class LeidenClustering:
                                      seed=int(self.seed), n_iterations=int(self.n_iterations))
             raw = np.asarray(part.membership, dtype=np.int64)
             self.quality_, self.n_batches_ = float(part.quality()), 1
-        self.labels_ = _renumber(raw)
+        self.labels_ = renumber_by_size(raw)
         self.sizes_ = np.bincount(self.labels_).astype(np.int64)
         self.n_clusters_ = int(self.sizes_.size)
         if graph.ecount():
@@ -208,8 +208,9 @@ class LeidenClustering:
         return self.n_clusters_
 
 
-def _renumber(raw: np.ndarray) -> np.ndarray:
-    """Cluster ids by size descending, ties by smallest member index."""
+def renumber_by_size(raw: np.ndarray) -> np.ndarray:
+    """Cluster ids 0..k-1 by size descending, ties by smallest member index (``raw``: ids
+    0..n-1, some possibly empty)."""
     if raw.size == 0:
         return raw
     k = int(raw.max()) + 1

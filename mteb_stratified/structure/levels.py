@@ -37,6 +37,7 @@ import dataclasses
 import numpy as np
 
 from ..core.hierarchy import ClusterTree
+from .leiden import renumber_by_size
 
 __all__ = ["split_topics", "merge_small", "quotient_graph", "upper_levels", "document_tree",
            "MIN_GAMMA", "MAX_LEAF_RESOLUTION", "MAX_LEAF_SIZE"]
@@ -49,20 +50,10 @@ MAX_LEAF_SIZE = 100_000
 MIN_GAMMA = 2.0 ** -10
 
 
-def _renumber_by_size(labels: np.ndarray) -> np.ndarray:
-    """Labels 0..k-1 by size descending, then by smallest member index (Leiden's rule)."""
-    uniq, first, inverse, sizes = np.unique(labels, return_index=True, return_inverse=True,
-                                            return_counts=True)
-    order = np.lexsort((first, -sizes))
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    return rank[inverse]
-
-
 def merge_small(graph, labels, min_size: int) -> np.ndarray:
     """``labels`` of ``graph``'s vertices with every part under ``min_size`` vertices merged
     into the part it has the most edge weight to (module docstring), renumbered by size."""
-    labels = _renumber_by_size(np.asarray(labels, dtype=np.int64))
+    labels = renumber_by_size(np.asarray(labels, dtype=np.int64))
     if min_size <= 1 or labels.size == 0:
         return labels
     pairs = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
@@ -72,7 +63,7 @@ def merge_small(graph, labels, min_size: int) -> np.ndarray:
         sizes = np.bincount(labels)
         small = np.flatnonzero(sizes < min_size)
         if small.size == 0 or sizes.size == 1:
-            return _renumber_by_size(labels)
+            return renumber_by_size(labels)
         part = int(small[np.lexsort((small, sizes[small]))[0]])   # the smallest, then lowest id
         a, b = labels[pairs[:, 0]], labels[pairs[:, 1]]
         out = np.concatenate([b[a == part], a[b == part]])
@@ -85,7 +76,7 @@ def merge_small(graph, labels, min_size: int) -> np.ndarray:
             others = np.flatnonzero(np.arange(sizes.size) != part)
             target = int(others[np.argmax(sizes[others])])
         labels = np.where(labels == part, target, labels)
-        labels = _renumber_by_size(labels)
+        labels = renumber_by_size(labels)
 
 
 def split_topics(graph, topics, n_topics: int, cfg) -> tuple[np.ndarray, np.ndarray]:
@@ -109,7 +100,7 @@ def split_topics(graph, topics, n_topics: int, cfg) -> tuple[np.ndarray, np.ndar
         nxt += int(parts.max()) + 1 if parts.size else 0
     keep = raw >= 0
     leaves = np.full(topics.size, -1, dtype=np.int64)
-    leaves[keep] = _renumber_by_size(raw[keep])
+    leaves[keep] = renumber_by_size(raw[keep])
     parent = np.zeros(int(leaves.max()) + 1 if keep.any() else 0, dtype=np.int64)
     parent[leaves[keep]] = topics[keep]
     return leaves, parent
