@@ -31,7 +31,6 @@ figures are reported, never tuned on.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import os
@@ -53,14 +52,9 @@ def _artifact(spec: str, data: str):
 
 
 def _qrels(folder: str, split: str) -> dict:
-    path = os.path.join(folder, "qrels", f"{split}.tsv")
-    out: dict = {}
-    with open(path, newline="") as fh:
-        rows = csv.reader(fh, delimiter="\t")
-        next(rows)
-        for qid, did, grade in rows:
-            out.setdefault(qid.strip(), {})[did.strip()] = int(grade)
-    return out
+    from mteb_stratified.io import load_beir
+
+    return load_beir(folder, split, corpus=False).qrels
 
 
 def _primary(qrels: dict, leaf_of: dict) -> np.ndarray:

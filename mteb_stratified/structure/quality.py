@@ -35,8 +35,8 @@ import math
 
 import numpy as np
 
-__all__ = ["adjusted_rand", "term_npmi", "term_coherence", "entity_presence", "cluster_quality",
-           "top_entities", "EPSILON", "GENERIC_TOP", "GENERIC_SHARE"]
+__all__ = ["adjusted_rand", "term_npmi", "terms_npmi", "term_coherence", "entity_presence",
+           "cluster_quality", "top_entities", "EPSILON", "GENERIC_TOP", "GENERIC_SHARE"]
 
 #: Top entities judged per cluster, and the generic share from which a cluster is generic.
 GENERIC_TOP = 10
@@ -93,12 +93,18 @@ def term_npmi(presence, columns) -> float:
     return float(vals.mean())
 
 
+def terms_npmi(terms, presence, index: dict) -> float:
+    """:func:`term_npmi` of ``terms`` by name (``index``: term -> column; a term not there is
+    left out)."""
+    return term_npmi(presence, [index[t] for t in terms if t in index])
+
+
 def term_coherence(units, presence, index: dict) -> dict:
     """Document-weighted NPMI and grab-bag share of ``units`` (``(terms, documents)`` pairs)
     over ``presence`` (:func:`term_npmi`; ``index``: term -> column)."""
     scored = []
     for terms, w in units:
-        v = term_npmi(presence, [index[t] for t in terms if t in index])
+        v = terms_npmi(terms, presence, index)
         if not math.isnan(v) and w > 0:
             scored.append((v, float(w)))
     total = sum(w for _, w in scored)
@@ -161,16 +167,13 @@ def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: d
     docs_all = {d: doc_entities.get(d, ()) for d in sorted(texts)}
     e_presence, e_index = entity_presence(docs_all, wanted)
 
-    def npmi_of(terms, matrix, where):
-        return term_npmi(matrix, [where[t] for t in terms if t in where])
-
     rows = []
     for c in clusters:
         top = tops.get(int(c["id"]), [])
         share = float(np.mean([generic_test.is_generic(n) for n in top])) if top else 0.0
         rows.append({"id": int(c["id"]), "label": c.get("label", ""), "mass": float(c["mass"]),
-                     "npmi": npmi_of(c.get("terms", []), presence, index),
-                     "entity_npmi": npmi_of(top, e_presence, e_index),
+                     "npmi": terms_npmi(c.get("terms", []), presence, index),
+                     "entity_npmi": terms_npmi(top, e_presence, e_index),
                      "generic_share": share, "generic": share >= GENERIC_SHARE})
     total = sum(r["mass"] for r in rows)
     scored = [r for r in rows if not math.isnan(r["npmi"])]

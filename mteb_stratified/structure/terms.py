@@ -24,6 +24,7 @@ its NPMI is undefined in spirit (it co-occurs with nothing), so ``MIN_DF = 2``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -53,6 +54,15 @@ class TermCounts:
         out = self.counts.copy()
         out.data = np.ones_like(out.data)
         return out
+
+    @cached_property
+    def tfidf(self):
+        """The documents' TF-IDF rows (scikit-learn's ``TfidfTransformer``: smooth idf, l2
+        rows; CSR), fitted once however many levels read it; None with no term."""
+        if self.counts.shape[1] == 0:
+            return None
+        from sklearn.feature_extraction.text import TfidfTransformer
+        return TfidfTransformer().fit_transform(self.counts).tocsr()
 
 
 def vectoriser(min_df: int = MIN_DF):
@@ -127,18 +137,14 @@ def label_of(terms, n: int = LABEL_TERMS) -> str:
 
 def central_documents(counts: TermCounts, labels, n_classes: int, *, top: int = 3) -> list:
     """The ``top`` documents of each class nearest its centre in term space, nearest first
-    (ties, to 12 decimals, by row): the cosine between a document's TF-IDF row (scikit-learn's
-    ``TfidfTransformer``: smooth idf, l2 rows) and the sum of its class's rows.  Model-free, so
+    (ties, to 12 decimals, by row): the cosine between a document's TF-IDF row
+    (:attr:`TermCounts.tfidf`) and the sum of its class's rows.  Model-free, so
     the same rule serves the document map and the entity map; ``labels`` as
     :func:`class_terms`."""
-    from sklearn.feature_extraction.text import TfidfTransformer
     from sklearn.preprocessing import normalize
 
     labels = np.asarray(labels, dtype=np.int64)
-    if counts.counts.shape[1] == 0:
-        tfidf = None
-    else:
-        tfidf = TfidfTransformer().fit_transform(counts.counts).tocsr()
+    tfidf = counts.tfidf
     out = []
     for c in range(n_classes):
         idx = np.flatnonzero(labels == c)
