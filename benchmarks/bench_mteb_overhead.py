@@ -91,7 +91,9 @@ def main(argv=None) -> int:
                 if which == "stratified":
                     import json
 
-                    with open(os.path.join(tmp, which, "StratifiedNFCorpus_predictions.json")) as fh:
+                    # a quick-run subset saves under its own name (<Task>__subset-q5-d600)
+                    pred = f"{task.metadata.name}_predictions.json"
+                    with open(os.path.join(tmp, which, pred)) as fh:
                         last_run = json.load(fh)["default"]["test"]
                     qrels = StratifiedNFCorpus()
                     qrels.load_data()
@@ -104,7 +106,8 @@ def main(argv=None) -> int:
     print(f"\nqueries={len(last_run)}  wall: stock={stock:.2f} s  stratified={strat:.2f} s  "
           f"ratio={strat / stock:.4f} ({100 * (strat / stock - 1):+.2f}%)")
     print(f"process CPU time (robust when the machine is shared): stock={cstock:.2f} s  "
-          f"stratified={cstrat:.2f} s  ratio={cstrat / cstock:.4f} ({100 * (cstrat / cstock - 1):+.2f}%)")
+          f"stratified={cstrat:.2f} s  ratio={cstrat / cstock:.4f} "
+          f"({100 * (cstrat / cstock - 1):+.2f}%)")
     print(f"tie-aware scoring alone (5 families x 7 cutoffs, incl. tie audit): {scoring:.3f} s "
           f"= {100 * scoring / stock:.2f}% of the stock run")
     return 0

@@ -11,6 +11,7 @@ components of at most 10k vertices (each batch small enough to stay in cache).
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -21,11 +22,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_structure import make_entities  # noqa: E402
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("n", type=int, nargs="?", default=100_000,
+                   help="entities of the planted graph (default 100000)")
+    n = p.parse_args(argv).n
+
     from mteb_stratified.structure.graph import knn_edges, to_igraph
     from mteb_stratified.structure.leiden import LeidenClustering
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     emb, truth = make_entities(n, seed=0)
     t = time.perf_counter()
     e = knn_edges(emb, k=10, threshold=0.5, seed=0)

@@ -18,11 +18,20 @@ tree rather than an installed copy.
 
 * Type I error: the share of ``--draws`` null draws (strata labels permuted among the queries)
   called significant at α = 0.05;
-* power: the share of planted draws called significant, with d = 0.05, 0.10, 0.20 added to B's
-  scores (clipped to [0, 1]) in random strata holding 20% ± 5% (and 10% ± 2.5%) of the
-  queries, redrawn per draw;
-* MDE: the d at which power reaches 0.8, interpolated on d ∈ {0.025, 0.05, 0.075, 0.10, 0.15,
-  0.20, 0.30, 0.40} (the points off the three effects with ``--grid-draws`` draws).
+* power: the share of planted draws called significant, with a gap d = 0.05, 0.10, 0.20
+  planted in B's scores in random strata holding 20% ± 5% (and 10% ± 2.5%) of the queries,
+  redrawn per draw.  ``--planting headroom`` (the default) moves every planted query the same
+  share of the way to the end of its range, so the realised gap is d and no score leaves
+  [0, 1]; ``--planting clip`` adds d and clips at 1 (the harness before issue #45: the
+  realised gap is smaller where queries sit at 1).  Each setting prints its realised gap;
+* MDE: the gap at which power reaches 0.8, interpolated on d ∈ {0.025, 0.05, 0.075, 0.10,
+  0.15, 0.20, 0.30, 0.40} (the points off the three effects with ``--grid-draws`` draws), in
+  nominal and in realised units;
+* the split-half tests average 200 random halves per labelling (as the report does), which
+  costs 10× the other tests: they run ``--split-half-draws`` draws (default 400: a standard
+  error of 0.011 on a Type I error near 0.05) at the three effects only, with no MDE;
+* ``--cut``: the evaluated strata's cut of the tree, ``even`` (the default: the most even
+  strata of ≥ M queries the tree allows) or ``greedy`` (the bottom-up cut before issue #45).
 
 ``--structure bundled`` is the NFCorpus artifact shipped in the package (its test queries'
 entities are bundled; other splits are extracted with the artifact's extractor).  The JSON
@@ -132,6 +141,14 @@ def main(argv=None) -> int:
                     help="draws per MDE grid point off the three effects (default 300)")
     ap.add_argument("--resamples", type=int, default=499,
                     help="permutations per test (default 499)")
+    ap.add_argument("--split-half-draws", type=int, default=400,
+                    help="draws of the split-half tests, at the three effects (default 400)")
+    ap.add_argument("--planting", choices=("headroom", "clip"), default="headroom",
+                    help="how a gap is planted (default headroom)")
+    ap.add_argument("--direction", choices=("auto", "up", "down"), default="auto",
+                    help="which way gaps are planted (default auto: where B has more room)")
+    ap.add_argument("--cut", choices=("even", "greedy"), default="even",
+                    help="the evaluated strata's cut of the tree (default even)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args(argv)
@@ -146,7 +163,8 @@ def main(argv=None) -> int:
     try:
         art, data, strata = load_strata(args.data, args.structure, args.split)
         vals = per_query(data, strata, runs, args.measure)
-        labels = {m: evaluated_strata(strata, art, min_queries=m) for m in args.min_queries}
+        labels = {m: evaluated_strata(strata, art, min_queries=m, cut=args.cut)
+                  for m in args.min_queries}
         pairs = [(runs[i][0], runs[j][0]) for i in range(len(runs))
                  for j in range(i + 1, len(runs))]
         studies = [study_pair(vals, a, b, labels, args) for a, b in pairs]
@@ -154,15 +172,22 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     # the first pair at the top level (the JSON of two runs); every pair under "pairs"
+    at_ends = {name: {"at_0": float(np.mean(v == 0.0)), "at_1": float(np.mean(v == 1.0)),
+                      "mean": float(v.mean())} for name, v in vals.items()}
     out = {"data": args.data, "split": args.split, "structure": args.structure,
            "measure": args.measure, "runs": [name for name, _ in runs],
            "n_queries": strata.n_queries, "draws": args.draws, "grid_draws": args.grid_draws,
-           "resamples": args.resamples, **studies[0],
+           "split_half_draws": args.split_half_draws, "resamples": args.resamples,
+           "planting": args.planting, "cut": args.cut, "at_ends": at_ends, **studies[0],
            "pairs": studies if len(studies) > 1 else None,
            "seconds": round(time.perf_counter() - t0, 1)}
     print(f"# strata power: {args.data} {args.split}, {strata.n_queries} queries, "
           f"{len(runs)} runs ({len(pairs)} pairs), {args.draws} draws ({args.grid_draws} off "
-          f"the three effects), {args.resamples} permutations")
+          f"the three effects; split-half {args.split_half_draws}), {args.resamples} "
+          f"permutations; gaps planted by {args.planting}; the {args.cut} cut")
+    print("scores at the ends of [0, 1]: " + "; ".join(
+        f"{n} {100 * e['at_0']:.1f}% at 0, {100 * e['at_1']:.1f}% at 1 (mean {e['mean']:.3f})"
+        for n, e in at_ends.items()))
     for study in studies:
         print_pair(study)
     print(f"\n({out['seconds']} s)")
@@ -173,16 +198,27 @@ def main(argv=None) -> int:
 
 
 def study_pair(vals: dict, a_name: str, b_name: str, evaluated: dict, args) -> dict:
-    """The power study of one pair at each grain: ``{"a", "b", "grains": {m: ...}}``."""
-    from mteb_stratified.core.power import power_study
+    """The power study of one pair at each grain: ``{"a", "b", "grains": {m: ...}}`` (the
+    split-half tests with ``--split-half-draws`` draws at the three effects)."""
+    from mteb_stratified.core.power import TESTS, power_study
 
+    split = ("split_half", "split_half_difference")
     out = {"a": a_name, "b": b_name, "grains": {}}
     for m, ev in evaluated.items():
         t = time.perf_counter()
-        study = power_study(vals[a_name], vals[b_name], ev.strata.primary.tolist(),
-                            n_draws=args.draws, grid_draws=args.grid_draws,
-                            n_resamples=args.resamples, seed=args.seed)
+        common = dict(n_resamples=args.resamples, seed=args.seed, planting=args.planting,
+                      direction=args.direction)
+        labels = ev.strata.primary.tolist()
+        study = power_study(vals[a_name], vals[b_name], labels,
+                            tests=tuple(x for x in TESTS if x not in split),
+                            n_draws=args.draws, grid_draws=args.grid_draws, **common)
         g = study.to_dict()
+        if args.split_half_draws:
+            halves = power_study(vals[a_name], vals[b_name], labels, tests=split, grid=(),
+                                 n_draws=args.split_half_draws, **common).to_dict()
+            for name in split:
+                g["tests"][name] = dict(halves["tests"][name], draws=args.split_half_draws)
+        g["tests"] = {name: g["tests"][name] for name in TESTS if name in g["tests"]}
         g["min_queries"] = m
         g["strata"] = [(s["name"], s["n"]) for s in ev.describe()["strata"]]
         g["seconds"] = round(time.perf_counter() - t, 1)
@@ -191,23 +227,25 @@ def study_pair(vals: dict, a_name: str, b_name: str, evaluated: dict, args) -> d
 
 
 def print_pair(study: dict) -> None:
-    """One pair's table per grain."""
-    from mteb_stratified.core.power import TESTS
-
+    """One pair's table per grain: power at the nominal d with the realised gap beside it."""
     print(f"\n# A = {study['a']}, B = {study['b']} (gaps planted in B)")
     for m, g in study["grains"].items():
         sizes = g["strata_sizes"]
         print(f"\n## --min-queries {m}: {g['n_strata']} strata with queries (sizes "
-              f"{sizes[:8]}{' …' if len(sizes) > 8 else ''}; {g['seconds']} s)")
-        print(f"{'test':<23} {'Type I':>7} {'(A)':>6}  power at d = 0.05 / 0.10 / 0.20, "
-              f"20% | 10% of queries   MDE 20% / 10%")
-        for t in TESTS:
-            r = g["tests"][t]
-            p20, p10 = r["power"]["0.2"], r["power"]["0.1"]
-            row = " / ".join(_fmt(p20[e], 2) for e in ("0.05", "0.1", "0.2"))
-            row10 = " / ".join(_fmt(p10[e], 2) for e in ("0.05", "0.1", "0.2"))
+              f"{sizes[:8]}{' …' if len(sizes) > 8 else ''}; {g['seconds']} s; gaps planted "
+              f"{g['direction']})")
+        print(f"{'test':<23} {'Type I':>7} {'(A)':>6}  power at nominal d = 0.05 / 0.10 / 0.20 "
+              "(realised gap), 20% | 10% of queries;  MDE 20% / 10%, nominal (realised)")
+        for t, r in g["tests"].items():
+            cells = []
+            for share in ("0.2", "0.1"):
+                p, gap = r["power"][share], r["realised"].get(share, {})
+                cells.append(" / ".join(f"{_fmt(p[e], 2)} ({_fmt(gap.get(e), 3)})"
+                                        for e in ("0.05", "0.1", "0.2")))
+            mde = " / ".join(f"{_fmt(r['mde'][s])} ({_fmt(r['mde_realised'].get(s))})"
+                             for s in ("0.2", "0.1"))
             print(f"{t:<23} {r['type1_error']:7.3f} {_fmt(r['type1_error_a']):>6}  "
-                  f"{row:<18} | {row10:<18}   {_fmt(r['mde']['0.2'])} / {_fmt(r['mde']['0.1'])}")
+                  f"{cells[0]} | {cells[1]};  {mde}")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", required=True, help="BEIR folder (corpus, queries, qrels)")
     ap.add_argument("--split", default="dev", help="evaluated split (default: dev)")
     ap.add_argument("--run", action="append", required=True, metavar="NAME=TREC",
-                    help="a run; give two (A, then B)")
+                    help="a run; give exactly two (A, then B)")
     ap.add_argument("--structure", default="bundled", help="artifact folder (default: bundled)")
     ap.add_argument("--min-queries", type=int, default=None,
                     help="the evaluated grain (default: the product's default)")
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
 
-    from strata_power import load_strata, per_query, two_runs
+    from strata_power import load_strata, parse_runs, per_query
 
     from mteb_stratified.core import Bins, InputError
     from mteb_stratified.core.chance import (heterogeneity_test, paired_heterogeneity_test,
@@ -63,10 +63,15 @@ def main(argv=None) -> int:
                                                          coverage_baselines)
     from mteb_stratified.stratification.weights import cluster_weights
     from mteb_stratified.structure.quality import cluster_quality
+    from mteb_stratified.structure.terms import term_counts
 
     t0 = time.perf_counter()
-    runs = two_runs(args.run)
+    runs = parse_runs(args.run)
     if runs is None:
+        return 2
+    if len(runs) != 2:  # the figures are of one pair: refused rather than a pair picked
+        print(f"give exactly two --run NAME=TREC_FILE (A, then B), not {len(runs)}; "
+              "strata_power.py studies every pair of more", file=sys.stderr)
         return 2
     m = DEFAULT_MIN_QUERIES if args.min_queries is None else args.min_queries
     try:
@@ -83,7 +88,7 @@ def main(argv=None) -> int:
     mass = np.asarray([art.cluster_mass[c] for c in range(art.n_clusters)])
     texts = {d: doc_text(data.corpus[d]) for d in data.corpus}
     quality = cluster_quality(art.clusters, art.entities, art.doc_entities, texts,
-                              levels=art.cluster_levels)
+                              term_counts=term_counts(texts), levels=art.cluster_levels)
     quality["seed_ari"] = art.metadata.get("quality", {}).get("seed_ari")
     quality.pop("heaviest", None)
     kind = art.metadata.get("clusters", "entities")

@@ -240,8 +240,8 @@ def main(args) -> int:
             res["out"] = out
             results[name] = res
             t = res["timings"]
-            print(f"\n## {name} ({rev or name}{' ' + ' '.join(extra) if extra else ''}): wall {res['wall']:.1f} s (load "
-                  f"{res['load']:.1f} after)")
+            print(f"\n## {name} ({rev or name}{' ' + ' '.join(extra) if extra else ''}): "
+                  f"wall {res['wall']:.1f} s (load {res['load']:.1f} after)")
             print("  steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()))
             steps = sum(v for k, v in t.items() if k != "total")
             print(f"  bins and the rest of `total`: {t.get('total', 0) - steps:.1f} s; start-up, "
@@ -291,3 +291,13 @@ def main(args) -> int:
                 subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force",
                                 os.path.join(tmp, name)], check=False)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":  # a part of bench_structure.py: --help says so, and how to run it
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.
+                            RawDescriptionHelpFormatter).parse_known_args()
+    print("structure_corpus.py is run by bench_structure.py: python benchmarks/"
+          "bench_structure.py --corpus FOLDER [--docs N] [--rev NAME=REV ...]", file=sys.stderr)
+    raise SystemExit(2)

@@ -86,6 +86,7 @@ LONGEST_FIRST = (
     "tests/adapters/precision/test_reranker.py",
     "tests/plugins/test_autoload_wheel.py",
     "tests/generation/test_offline.py",
+    "tests/benchmarks/test_scripts.py",
 )
 
 

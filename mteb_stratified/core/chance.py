@@ -63,7 +63,7 @@ __all__ = ["HeterogeneityResult", "heterogeneity_test", "holm", "SplitHalfResult
 #: The permutation statistics of :func:`permutation_pvalues`.
 STATISTICS = ("omnibus", "max_z", "flip")
 #: The split-half settings the strata block uses (and the power harness measures).
-SPLIT_HALF_SPLITS = 20
+SPLIT_HALF_SPLITS = 200
 SPLIT_HALF_RESAMPLES = 199
 _BLOCK = 4_000_000   # entries of one (rows × relabellings × strata) block
 _DENSE_MAX_K = 160   # up to this many strata, sums are one-hot matrix products (BLAS)
@@ -672,22 +672,43 @@ def flip_test(a, b, labels, *, min_size: int = 5, alpha: float = 0.05, n_resampl
 # split-half reliability
 # ---------------------------------------------------------------------------------------------
 
-def _halvings(L: np.ndarray, n: np.ndarray, n_splits: int, rng) -> np.ndarray:
-    """(rows · n_splits, Q) half-stratum codes 2g + h: each labelling of L split ``n_splits``
-    times into random halves within its strata (sizes ⌊n/2⌋ and ⌈n/2⌉, the odd one out to a
-    random side)."""
+def _halvings(L: np.ndarray, n: np.ndarray, n_splits: int, rng) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """``(in_b, counts)``: each labelling of L (rows, Q) split ``n_splits`` times into random
+    halves A and B within its strata (sizes ⌊n/2⌋ and ⌈n/2⌉, the odd one out to a random
+    side): ``in_b`` (rows · n_splits, Q) is True for the queries of half B (row r · S + j is
+    split j of labelling r), ``counts`` (rows · n_splits, 2k) the sizes of half A (column 2g)
+    and half B (2g + 1) of each stratum g.
+
+    Half A of stratum g holds the ⌊n_g/2⌋ (or ⌈n_g/2⌉) queries with the smallest uniform keys:
+    one partial sort (``np.partition``) per stratum finds each split's threshold key."""
     rows, Q = L.shape
     k = n.size
     rep = np.repeat(L, n_splits, axis=0)                      # (rows · S, Q)
+    m = rep.shape[0]
     u = rng.random(rep.shape)
-    order = np.argsort(rep + u, axis=1, kind="stable")   # by stratum, random within it
-    starts = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(Q)[None, :].repeat(rep.shape[0], 0), axis=1)
-    rank -= starts[rep]
-    half_a = np.floor(n / 2 + rng.random((rep.shape[0], k)) * (n % 2)).astype(np.int64)
-    in_b = rank >= np.take_along_axis(half_a, rep, axis=1)
-    return 2 * rep + in_b
+    half_a = np.floor(n / 2 + rng.random((m, k)) * (n % 2)).astype(np.int64)
+    in_b = np.zeros(rep.shape, dtype=bool)
+    for g in range(k):
+        ng = int(n[g])
+        if ng == 0:
+            continue
+        sel = rep == g                       # n_g positions in every row, in row order
+        ug = u[sel].reshape(m, ng)
+        h = half_a[:, g]
+        if ng == 1:
+            in_b[sel] = (h == 0)
+            continue
+        lo, hi = max(ng // 2 - 1, 0), min(ng // 2, ng - 1)
+        part = np.partition(ug, sorted({lo, hi}), axis=1)
+        # the largest key of half A: the (h − 1)-th smallest (h = ⌊n/2⌋ or ⌈n/2⌉)
+        idx = np.clip(h - 1, 0, ng - 1)
+        thr = np.take_along_axis(part, idx[:, None], axis=1)
+        in_b[sel] = (np.where((h > 0)[:, None], ug > thr, True)).ravel()
+    counts = np.empty((m, 2 * k))
+    counts[:, 0::2] = half_a
+    counts[:, 1::2] = n[None, :] - half_a
+    return in_b, counts
 
 
 def _split_r(S, counts, usable):
@@ -725,12 +746,17 @@ def _split_half_matrix(Y, codes, k, n_splits, n_resamples, rng) -> np.ndarray:
     per = max(1, _BLOCK // max(1, Q * 2 * k * n_splits))   # labellings a block of halvings
     for lo, L in rel.blocks():
         for c0 in range(0, L.shape[0], per):
-            H = _halvings(L[c0:c0 + per], n, n_splits, rng)
-            counts = np.zeros((H.shape[0], 2 * k))
-            np.add.at(counts, (np.repeat(np.arange(H.shape[0]), Q), H.ravel()), 1.0)
-            rows = max(1, _BLOCK // max(1, H.shape[0] * 2 * k))
-            S = np.concatenate([_block_sums(Y[r0:r0 + rows], H, 2 * k)
-                                for r0 in range(0, R, rows)])
+            Lc = L[c0:c0 + per]
+            in_b, counts = _halvings(Lc, n, n_splits, rng)
+            # half B's sums (the other queries to a dropped column k); half A = stratum − B
+            Hb = np.where(in_b, np.repeat(Lc, n_splits, axis=0), k)
+            rows = max(1, _BLOCK // max(1, Hb.shape[0] * (k + 1)))
+            S = np.empty((R, Hb.shape[0], 2 * k))
+            for r0 in range(0, R, rows):
+                sb = _block_sums(Y[r0:r0 + rows], Hb, k + 1)[:, :, :k]
+                whole = np.repeat(_block_sums(Y[r0:r0 + rows], Lc, k), n_splits, axis=1)
+                S[r0:r0 + rows, :, 0::2] = whole - sb
+                S[r0:r0 + rows, :, 1::2] = sb
             r = _split_r(S, counts, usable).reshape(R, -1, n_splits)
             good = np.isfinite(r)
             mean = np.where(good.any(axis=2),

@@ -41,8 +41,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["ClusterTree", "TreeCut", "cut_tree", "check_min_queries", "DEFAULT_MIN_QUERIES",
-           "level_sizes"]
+__all__ = ["ClusterTree", "TreeCut", "cut_tree", "cut_tree_even", "cut", "check_cut", "CUTS",
+           "check_min_queries", "DEFAULT_MIN_QUERIES", "level_sizes"]
 
 #: Default minimum number of queries of an evaluated stratum, chosen on NFCorpus dev with
 #: ``benchmarks/strata_power.py`` over m ∈ {1, 20, 30, 40, 50, 60}: the smallest m whose paired
@@ -232,3 +232,184 @@ def _nearest_stratum(tree: ClusterTree, taken: np.ndarray, c: int, start: int, n
         if near.size:
             return int(min(near.tolist(), key=lambda s: (-n_q[s], s)))
     raise RuntimeError("no stratum under the top unit")  # pragma: no cover - nodes is not empty
+
+
+#: The cuts of :func:`cut`: the most even (default) and the bottom-up greedy rule.
+CUTS = ("even", "greedy")
+
+
+def check_cut(cut) -> str:
+    """``cut`` if it names a rule of :data:`CUTS`, else :class:`InputError`."""
+    if cut not in CUTS:
+        raise InputError(f"unknown cut {cut!r}", fix=f"use {' or '.join(CUTS)}")
+    return cut
+
+
+def cut(tree: ClusterTree, counts, min_queries: int, *, start: int = 0,
+        rule: str = "even") -> TreeCut:
+    """The evaluated strata by ``rule``: :func:`cut_tree_even` or :func:`cut_tree`."""
+    return (cut_tree_even if check_cut(rule) == "even" else cut_tree)(
+        tree, counts, min_queries, start=start)
+
+
+def cut_tree_even(tree: ClusterTree, counts, min_queries: int, *, start: int = 0) -> TreeCut:
+    """The most even evaluated strata the tree allows, every one holding ≥ ``min_queries``
+    queries (ours; issue #45).
+
+    The candidates are the cuts the greedy rule (:func:`cut_tree`) draws from: a stratum is
+    a pool formed at a unit of the tree, its fine clusters those no stratum below took.  Where
+    the greedy rule closes every pool as soon as it holds m queries, this one may pass a pool
+    up to merge with its siblings' leftovers, and chooses, over all such cuts, the one with
+    the smallest Σ_s n_s², the most even sizes (the largest effective number of strata
+    Q² / Σ n_s²).  Exact by dynamic programming over the tree: for each unit u and each pool
+    size r it could pass up, the least Σ n_s² of the strata formed inside u,
+
+        T_u = min-plus convolution of its children's T  (the pools merge),
+        T_u[0] ← min(T_u[0], min_{r ≥ m} T_u[r] + r²)   (the pool becomes a stratum),
+
+    and at the top the pool must close or be empty, so nothing with queries is absorbed;
+    fine clusters without queries that no stratum took join their nearest stratum as in
+    :func:`cut_tree`.  Pools passed up hold at most 4m queries (a bound on the work: every
+    larger pool closes where it forms), unless no such cut exists (a unit with many small
+    children), when every size is allowed.  Only the query counts decide the cut, never the
+    scores.
+    """
+    m = check_min_queries(min_queries)
+    start = tree.check_level(start)
+    counts = np.asarray(counts)
+    if counts.shape != (tree.n_clusters,) or counts.dtype.kind not in "iu" \
+            or (counts.size and counts.min() < 0):
+        raise InputError(f"counts must be {tree.n_clusters} non-negative integers (queries per "
+                         "fine cluster)", fix="count the queries of each primary cluster")
+    total = int(counts.sum())
+    if total < m:
+        return cut_tree(tree, counts, m, start=start)   # one short stratum, as the greedy rule
+    plan = _EvenPlan(tree, counts, m, start, min(total, 4 * m))
+    if not np.isfinite(plan.table((tree.n_levels - 1, 0))[0]):
+        # no cut with pools under 4m (a unit with many small children): every pool size
+        plan = _EvenPlan(tree, counts, m, start, total)
+    return plan.cut()
+
+
+class _EvenPlan:
+    """The dynamic programme of :func:`cut_tree_even` and its reconstruction."""
+
+    def __init__(self, tree: ClusterTree, counts: np.ndarray, m: int, start: int,
+                 R: int) -> None:
+        self.tree, self.m, self.start, self.R = tree, m, start, int(R)
+        self.unit = tree.ancestors(start)
+        self.leaf_counts = np.bincount(self.unit, weights=counts,
+                                       minlength=tree.n_units(start)).astype(np.int64)
+        self.counts = counts
+        self.children = {}
+        for level in range(start + 1, tree.n_levels):
+            parents = tree.parents[level - 1]
+            for child, parent in enumerate(parents.tolist()):
+                self.children.setdefault((level, parent), []).append((level - 1, child))
+        self.tables: dict = {}
+        self.splits: dict = {}
+        self.closes: dict = {}
+
+    def _leaf(self, v: int) -> np.ndarray:
+        t = np.full(self.R + 1, np.inf)
+        c = int(self.leaf_counts[v])
+        if c <= self.R:
+            t[c] = 0.0
+        if c >= self.m:
+            t[0] = min(t[0], float(c) ** 2)
+            self.closes[(self.start, v)] = c
+        return t
+
+    def table(self, node) -> np.ndarray:
+        level, u = node
+        if node in self.tables:
+            return self.tables[node]
+        if level == self.start:
+            t = self._leaf(u)
+        else:
+            t, chain = None, []
+            for child in self.children[node]:
+                tc = self.table(child)
+                if t is None:
+                    t = tc.copy()
+                    chain.append(None)
+                    continue
+                t, arg = _min_plus(t, tc)
+                chain.append(arg)
+            self.splits[node] = chain
+            closing = t[self.m:] + np.arange(self.m, self.R + 1, dtype=np.float64) ** 2
+            j = int(np.argmin(closing)) if closing.size else -1
+            if j >= 0 and closing[j] < t[0]:
+                t = t.copy()
+                t[0] = closing[j]
+                self.closes[node] = self.m + j
+            else:
+                self.closes.pop(node, None)
+        self.tables[node] = t
+        return t
+
+    def cut(self) -> TreeCut:
+        tree = self.tree
+        top = (tree.n_levels - 1, 0)
+        t = self.table(top)
+        if not np.isfinite(t[0]):   # pragma: no cover - the whole pool can always close
+            raise RuntimeError("no even cut")
+        owner = np.full(tree.n_units(self.start), -1, dtype=np.int64)
+        nodes: list = []
+        self._assign(top, 0, None, owner, nodes)
+        nodes_sorted = sorted(set(nodes))
+        index = {n: i for i, n in enumerate(nodes_sorted)}
+        leaf_stratum = np.array([index[nodes[o]] if o >= 0 else -1 for o in owner.tolist()],
+                                dtype=np.int64)
+        stratum = leaf_stratum[self.unit]
+        n_q = np.bincount(stratum[stratum >= 0], weights=self.counts[stratum >= 0],
+                          minlength=len(nodes_sorted)).astype(np.int64)
+        rest = []
+        for (level, u) in nodes_sorted:
+            under = tree.ancestors(level) == u
+            rest.append(bool(np.any(stratum[under] != index[(level, u)])))
+        absorbed = [False] * len(nodes_sorted)
+        left = stratum < 0
+        if left.any():
+            taken = stratum.copy()
+            for c in np.flatnonzero(left).tolist():
+                s = _nearest_stratum(tree, taken, c, self.start, n_q.tolist())
+                stratum[c] = s
+                absorbed[s] = True
+        return TreeCut(stratum, tuple(nodes_sorted), tuple(rest), n_q, self.m, self.start,
+                       False, tuple(absorbed))
+
+    def _assign(self, node, r_out: int, closing, owner, nodes) -> None:
+        """Walk down: ``node`` passes a pool of ``r_out`` queries up to ``closing``."""
+        level, u = node
+        pool = r_out
+        if r_out == 0 and node in self.closes:
+            pool, closing = self.closes[node], len(nodes)
+            nodes.append(node)
+        if level == self.start:
+            owner[u] = closing if closing is not None else -1
+            return
+        kids = self.children[node]
+        wants = [0] * len(kids)
+        r = pool
+        for i in range(len(kids) - 1, 0, -1):   # undo the convolution chain, last child first
+            r_before = int(self.splits[node][i][r])
+            wants[i] = r - r_before
+            r = r_before
+        wants[0] = r
+        for child, want in zip(kids, wants):
+            self._assign(child, want, closing, owner, nodes)
+
+
+def _min_plus(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(c, arg): c[r] = min_{i ≤ r} a[i] + b[r − i] and the minimising i (a's share)."""
+    R = a.size - 1
+    c = np.full(R + 1, np.inf)
+    arg = np.zeros(R + 1, dtype=np.int64)
+    for i in np.flatnonzero(np.isfinite(a)).tolist():
+        cand = np.full(R + 1, np.inf)
+        cand[i:] = a[i] + b[:R + 1 - i]
+        better = cand < c
+        c[better] = cand[better]
+        arg[better] = i
+    return c, arg

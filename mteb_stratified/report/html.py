@@ -386,6 +386,47 @@ def _ties_point(report, names) -> str:
     return text + "."
 
 
+def _any_strata_test_significant(pair) -> bool:
+    """True when a strata test of the pair is significant at :data:`ALPHA`: the gap's
+    heterogeneity (max-|z| or omnibus), a stratum's difference, the flips or split-half."""
+    if not pair.get("tested"):
+        return False
+    h = pair["heterogeneity"]
+    p = [h.get("p_value"), h.get("omnibus_p_value"), (pair.get("flips") or {}).get("p_value"),
+         (pair.get("split_half") or {}).get("p_value")]
+    p += [r.get("p_adjusted") for r in pair["stratum_differences"]["strata"]]
+    return any(x is not None and x <= ALPHA for x in p)
+
+
+def _variation_bound_text(pair, grain: str = "topics") -> str:
+    """" The gap varies across these 30 topics by at most 0.052 (…)." or "" when there is no
+    estimable fit."""
+    v = (pair.get("variation") or {}).get(grain) or {}
+    if not v.get("estimable") or v.get("tau_upper") is None:
+        return ""
+    if v.get("degenerate"):
+        return (f" The gap is the same on every query: it does not vary across these "
+                f"{v['n_groups']} {grain} (a degenerate fit, bound 0).")
+    return (f" The gap varies across these {v['n_groups']} {grain} by at most "
+            f"{v['tau_upper']:.3f} (95% upper bound on its between-{grain[:-1]} SD; REML "
+            f"estimate {v['tau']:.3f}).")
+
+
+def variation_sentence(pair, grain: str = "topics") -> str:
+    """The pair's τ in words, estimable or not (for the pair's paragraph)."""
+    v = (pair.get("variation") or {}).get(grain) or {}
+    if not v:
+        return ""
+    if not v.get("estimable"):
+        return f" How much the gap varies across {grain}: not estimable ({v.get('why')})."
+    if v.get("degenerate"):
+        return f" {v.get('note')}."
+    bound = ("no finite upper bound" if v.get("tau_upper") is None
+             else f"at most {v['tau_upper']:.3f} (95% upper bound)")
+    return (f" Across the {v['n_groups']} {grain} the gap's SD (τ, REML random intercept) is "
+            f"{v['tau']:.3f}, {bound}; the shrunken gap per {grain[:-1]} is tabled below.")
+
+
 def headline(report) -> tuple[str, list[str]]:
     """The report's top: one sentence (who leads, by how much, whether beyond chance, and the
     smallest gap these queries could see: the paired t test's MDE at 80% power) and at most
@@ -423,6 +464,8 @@ def headline(report) -> tuple[str, list[str]]:
                 f"95% CI [{_fmt(lo, signed=True)}, {_fmt(hi, signed=True)}], paired t p = "
                 f"{o['p_value']:.3f}: {verdict}. The smallest gap these queries would detect "
                 f"8 times in 10 is {o['mde']:.4f}.")
+        if not _any_strata_test_significant(pair):
+            head += _variation_bound_text(pair)
     points = []
     ties = _ties_point(report, by)
     if ties:
@@ -507,7 +550,8 @@ def _pair_paragraph(pair, measure: str) -> str:
             f"= {o['mean_difference']:+.4f} in {measure} (95% CI [{o['ci_low']:+.4f}, "
             f"{o['ci_high']:+.4f}], paired t p = {o['p_value']:.3f}).")
     if not pair.get("tested"):
-        return text + f" The strata are not compared: {pair.get('why', '')}."
+        return (text + f" The strata are not compared: {pair.get('why', '')}."
+                + variation_sentence(pair))
     wins = [r for r in pair["stratum_differences"]["strata"] if r["winner"] is not None]
     n_strata = len(pair["stratum_differences"]["strata"])
     if wins:
@@ -531,7 +575,8 @@ def _pair_paragraph(pair, measure: str) -> str:
         text += (f" The gap does not vary across strata more than across random strata of the "
                  f"same sizes (max-|z| permutation p = {h['p_value']:.3f}; omnibus p = "
                  f"{h['omnibus_p_value']:.3f}).")
-    return text + _mde_text(pair.get("power"), measure, pair["n_queries"])
+    return (text + _mde_text(pair.get("power"), measure, pair["n_queries"])
+            + variation_sentence(pair))
 
 
 def _origin_paragraphs(systems: dict, measure: str) -> list[str]:
@@ -730,6 +775,22 @@ def _pair_rows(pair) -> list:
     return rows
 
 
+def variation_rows(pair, grain: str = "topics") -> list:
+    """One row per group of the pair's random-effects fit, largest first: the group, n, the
+    raw mean gap, the shrunken gap and its 95% interval."""
+    v = (pair.get("variation") or {}).get(grain) or {}
+    if not v.get("estimable") or v.get("degenerate"):
+        return []
+    rows = sorted(v["groups"], key=lambda g: (-g["n"], g["group"]))
+    return [[evaluated_name({"name": g["name"], "label": g["label"]}, 40), g["n"],
+             _fmt(g["mean"], signed=True), _fmt(g["shrunken"], signed=True),
+             f"[{_fmt(g['ci_low'], signed=True)}, {_fmt(g['ci_high'], signed=True)}]"]
+            for g in rows]
+
+
+VARIATION_HEAD = ["topic", "n", "a − b (raw)", "a − b (shrunken)", "95% interval"]
+
+
 def _pairs_html(report) -> list:
     pairs = report.get("pairs") or {}
     if not pairs.get("pairs"):
@@ -743,6 +804,11 @@ def _pairs_html(report) -> list:
             parts.append(_table(["stratum", "n", "a − b", "95% CI (t)",
                                  "p, a − b ≠ 0 (sign flips, WY)", "winner",
                                  "p, gap apart from the rest (WY)"], _pair_rows(pair)))
+        rows = variation_rows(pair)
+        if rows:
+            parts.append("<details><summary>The gap per topic, shrunken toward the mean "
+                         "(REML random intercept)</summary>"
+                         + _table(VARIATION_HEAD, rows) + "</details>")
     return parts
 
 
@@ -923,6 +989,26 @@ def write_html(report: dict, path) -> str:
     return str(path)
 
 
+def _pair_markdown(pair) -> list:
+    """A pair's Markdown tables: per evaluated stratum (when tested), then per topic shrunken
+    toward the mean (when the random-effects fit was made)."""
+    lines = []
+    if pair.get("tested"):
+        lines += [f"{md_cell(pair['a'])} − {md_cell(pair['b'])} per evaluated stratum:", "",
+                  "| stratum | n | a − b | 95% CI | p (a − b ≠ 0) | winner | p (gap apart) |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(md_cell(x) for x in row) + " |" for row in _pair_rows(pair)]
+        lines.append("")
+    rows = variation_rows(pair)
+    if rows:
+        lines += [f"{md_cell(pair['a'])} − {md_cell(pair['b'])} per topic, shrunken toward "
+                  "the mean (REML random intercept):", "",
+                  "| " + " | ".join(VARIATION_HEAD) + " |", "|" + "---|" * len(VARIATION_HEAD)]
+        lines += ["| " + " | ".join(md_cell(x) for x in row) + " |" for row in rows]
+        lines.append("")
+    return lines
+
+
 def to_markdown(report: dict) -> str:
     """A Markdown summary: what this says, coverage, gaps, estimates, spread, stability."""
     first = next(iter(report["systems"].values()))
@@ -944,13 +1030,7 @@ def to_markdown(report: dict) -> str:
     for p in what_this_says(report):
         lines += [md_cell(p), ""]
     for pair in (report.get("pairs") or {}).get("pairs", ()):
-        if not pair.get("tested"):
-            continue
-        lines += [f"{md_cell(pair['a'])} − {md_cell(pair['b'])} per evaluated stratum:", "",
-                  "| stratum | n | a − b | 95% CI | p (a − b ≠ 0) | winner | p (gap apart) |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(md_cell(x) for x in row) + " |" for row in _pair_rows(pair)]
-        lines.append("")
+        lines += _pair_markdown(pair)
     lines.append("| level | MSC | SCC | n_min | covered / units | uncovered mass |")
     lines.append("|---|---|---|---|---|---|")
     for c in first.coverage.values():

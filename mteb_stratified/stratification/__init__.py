@@ -9,10 +9,11 @@ this package joins them to a structure artifact and a BEIR dataset.
 * :mod:`.bins` — the J variants and the corpus' stored Δ/J cut-points;
 * :mod:`.reference` — our rule for those cut-points (a reference query pool);
 * :mod:`.dataset` — each judged query's stratum (and its lexical containment, :mod:`.lexical`);
-* :mod:`.grain` — the evaluated strata: the cluster tree cut at ``min_queries``;
+* :mod:`.grain` — the evaluated strata: the most even cut of the cluster tree at ``min_queries``;
 * :mod:`.block` — one system's stratified evaluation, its flat MTEB keys, decision stability;
 * :mod:`.summary` — its typed result, :class:`StratifiedSummary` (``to_dict()``: the JSON block);
 * :mod:`.pairs` — the paired question: where one system beats another, beyond chance;
+* :mod:`.variation` — how much a gap varies across topics: τ and its 95% upper bound (REML);
 * :mod:`.power` — the minimum detectable effect of a test on the evaluated strata;
 * :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time;
 * :mod:`.context` — (artifact, dataset, strata) for a structure, a dataset and a split, loaded
@@ -26,6 +27,7 @@ from .context import Context, load_context
 from .dataset import GENERATED_APART, gate_verdict, split_origin, strata_for_dataset
 from .grain import DEFAULT_MIN_QUERIES, EvaluatedStrata, evaluated_strata
 from .pairs import paired_summary
+from .variation import GapVariation, gap_variation
 from .summary import BoundedEstimate, StratifiedSummary
 from .reference import reference_bins
 from .weights import cluster_weights
@@ -35,4 +37,4 @@ __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
            "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset",
            "DEFAULT_MIN_QUERIES", "EvaluatedStrata", "evaluated_strata", "paired_summary",
            "GENERATED_APART", "split_origin", "gate_verdict", "Context", "load_context",
-           "StratifiedSummary", "BoundedEstimate"]
+           "StratifiedSummary", "BoundedEstimate", "GapVariation", "gap_variation"]

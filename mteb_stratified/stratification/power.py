@@ -36,6 +36,9 @@ def detectable_effect(a, b, labels, *, test: str, n_draws: int = MDE_DRAWS,
     return {"test": test, "what": d["what"], "type1_error": d["type1_error"],
             "mde": d["mde"], "power": d["power"], "target_power": TARGET_POWER, "n_draws": n_draws,
             "n_resamples": n_resamples, "grid": list(EFFECT_GRID),
-            "rule": "gap added to B's scores (clipped to [0, 1]) in random strata holding "
-                    "20% (10%) ± a quarter of the queries; MDE: the gap at which the test "
-                    "reaches power 0.8 (None: not within the grid, up to 0.4)"}
+            "mde_realised": d["mde_realised"], "planting": study.planting,
+            "rule": "a gap planted in B's scores in random strata holding 20% (10%) ± a "
+                    "quarter of the queries, every planted query moved the same share of the "
+                    "way to the end of its range (the realised mean gap is the gap asked for, "
+                    "no score leaves [0, 1]); MDE: the gap at which the test reaches power "
+                    "0.8 (None: not within the grid, up to 0.4)"}

@@ -104,6 +104,42 @@ def test_stratify_writes_the_per_query_strata_table(tmp_path, qids):
         assert r["evaluated_label"]
 
 
+def test_two_tasks_in_one_folder_keep_a_strata_table_each(tmp_path, qids):
+    """A full run and a quick-run subset (``<Task>__subset-q40-dall``, its own task name) in one
+    folder: each result gets ``<its task>_strata_test.tsv``, evaluated at its own grain, and
+    neither overwrites the other's (issue 45: the table was named after --task, so the second
+    result's table replaced the first's)."""
+    from mteb_stratified.core.query_set import subset_task_name
+
+    folder = tmp_path / "two"
+    judged = sorted(load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels)
+    full, _ = _results(folder, judged, 11)  # every judged query: a finer grain than 40 queries
+    subset = subset_task_name("StratifiedNFCorpus", N, None)
+    res = json.loads(open(full).read()) | {"task_name": subset}
+    (folder / f"{subset}.json").write_text(json.dumps(res))
+    _write_csv(folder / f"{subset}_per_query.csv", qids, 12)
+    assert main(["stratify", str(folder), "--resamples", "20", "--min-queries", "10"]) == 0
+
+    grains = {}
+    for task, n in (("StratifiedNFCorpus", len(judged)), (subset, N)):
+        block = json.loads((folder / f"{task}.json").read_text())["strata"]["test"]
+        assert block["n_queries"] + block["n_excluded"] == n
+        table = folder / f"{task}_strata_test.tsv"
+        assert table.is_file(), f"{table.name} missing: {sorted(p.name for p in folder.iterdir())}"
+        rows = list(csv.DictReader(open(table, encoding="utf-8"), delimiter="\t"))
+        # the table's evaluated strata are the ones of its own result's grain, cluster by cluster
+        home = {str(c): s["name"] for s in block["grain"]["strata"] for c in s["clusters"]}
+        kept = [r for r in rows if not r["excluded"]]
+        wrong = [r["query_id"] for r in kept if r["evaluated_stratum"] != home[r["cluster"]]]
+        assert kept and not wrong, (f"{table.name}: {len(wrong)} of {len(kept)} queries stand "
+                                    f"in a stratum of another result's grain")
+        grains[task] = {r["evaluated_stratum"] for r in kept}
+    # the two results stand at different grains, so one table in place of the other shows
+    assert grains["StratifiedNFCorpus"] != grains[subset]
+    assert sorted(p.name for p in folder.glob("*_strata_*.tsv")) == sorted(
+        [f"{subset}_strata_test.tsv", "StratifiedNFCorpus_strata_test.tsv"])
+
+
 def test_stratify_per_query_path_and_out(tmp_path, qids):
     path, pq = _results(tmp_path / "b", qids, 2, csv_next_to_it=False)
     out = tmp_path / "out"
@@ -121,7 +157,8 @@ def test_stratify_per_query_path_and_out(tmp_path, qids):
     (["--min-queries", "0"], "argument --min-queries: must be an integer in [1, 1000000], got 0"),
     (["--min-queries", "-4"], "argument --min-queries: must be an integer in [1, 1000000], "
                               "got -4"),
-    (["--min-queries", "2.5"], "argument --min-queries: must be an integer in [1, 1000000], got '2.5'"),
+    (["--min-queries", "2.5"], "argument --min-queries: must be an integer in [1, 1000000], "
+                               "got '2.5'"),
     (["--level", "-1"], "argument --level: must be an integer in [0, 64], got -1"),
 ])
 def test_stratify_bad_options(tmp_path, qids, capsys, extra, message):

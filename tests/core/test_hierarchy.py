@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError
-from mteb_stratified.core.hierarchy import (ClusterTree, check_min_queries, cut_tree,
-                                            level_sizes)
+from mteb_stratified.core.hierarchy import (ClusterTree, check_min_queries, cut, cut_tree,
+                                            cut_tree_even, level_sizes)
 
 
 def _tree():
@@ -84,3 +84,93 @@ def test_bad_input_names_the_valid_range():
         ClusterTree(3, ([0, 1, 1],))
     with pytest.raises(InputError, match="numbered"):
         ClusterTree(3, ([0, 2, 2], [0, 0, 0]))
+
+
+# -- the even cut (issue #45) -----------------------------------------------------------------
+def _random_tree(rng, n_leaves: int) -> ClusterTree:
+    """A random nested tree: each level groups the units below into about half as many."""
+    parents, size = [], n_leaves
+    while size > 1:
+        k = max(1, size // 2)
+        p = np.concatenate([np.arange(k), rng.integers(0, k, size - k)])
+        rng.shuffle(p)
+        parents.append(p)
+        size = k
+    return ClusterTree(n_leaves, tuple(parents))
+
+
+def _brute_even(tree: ClusterTree, counts, m: int) -> float:
+    """The least Σ n_s² over every set of units that close their pools (the candidates of
+    cut_tree_even), by enumeration; inf when none is valid."""
+    nodes = [(lvl, u) for lvl in range(tree.n_levels) for u in range(tree.n_units(lvl))]
+    best = np.inf
+    for mask in range(1 << len(nodes)):
+        closing = {nodes[i] for i in range(len(nodes)) if mask >> i & 1}
+        pool = {(0, c): int(counts[c]) for c in range(tree.n_clusters)}
+        cost, ok = 0.0, True
+        for lvl in range(tree.n_levels):
+            if lvl > 0:
+                for child, parent in enumerate(tree.parents[lvl - 1].tolist()):
+                    pool[(lvl, parent)] = pool.get((lvl, parent), 0) + pool[(lvl - 1, child)]
+            for u in range(tree.n_units(lvl)):
+                if (lvl, u) in closing:
+                    if pool[(lvl, u)] < m:
+                        ok = False
+                        break
+                    cost += pool[(lvl, u)] ** 2
+                    pool[(lvl, u)] = 0
+            if not ok:
+                break
+        if ok and pool[(tree.n_levels - 1, 0)] == 0:
+            best = min(best, cost)
+    return best
+
+
+def test_the_even_cut_is_the_most_even_the_tree_allows_by_brute_force():
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(40):
+        tree = _random_tree(rng, int(rng.integers(3, 7)))
+        counts = rng.integers(0, 25, tree.n_clusters).astype(np.int64)
+        m = int(rng.integers(5, 30))
+        if counts.sum() < m:
+            continue
+        even = cut_tree_even(tree, counts, m)
+        got = float(np.sum(even.n_queries.astype(float) ** 2))
+        assert got == _brute_even(tree, counts, m)
+        # and never less even than the greedy rule, which is one of the candidates
+        greedy = cut_tree(tree, counts, m)
+        if not any(greedy.absorbed):
+            assert got <= float(np.sum(greedy.n_queries.astype(float) ** 2))
+        checked += 1
+    assert checked >= 30
+
+
+def test_the_even_cut_keeps_every_rule_of_a_cut():
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        tree = _random_tree(rng, int(rng.integers(8, 40)))
+        counts = rng.integers(0, 30, tree.n_clusters).astype(np.int64)
+        m = int(rng.integers(10, 60))
+        if counts.sum() < m:
+            continue
+        c = cut_tree_even(tree, counts, m)
+        assert (c.stratum >= 0).all() and c.n_queries.min() >= m
+        assert np.array_equal(np.bincount(c.stratum, weights=counts,
+                                          minlength=c.n_strata).astype(np.int64), c.n_queries)
+        for s, (lvl, u) in enumerate(c.nodes):   # nested: a stratum lies under its unit
+            assert np.all(tree.ancestors(lvl)[c.stratum == s] == u)
+        # nothing that holds queries is absorbed
+        for s in np.flatnonzero(c.absorbed):
+            lvl, u = c.nodes[s]
+            outside = (c.stratum == s) & (tree.ancestors(lvl) != u)
+            assert counts[outside].sum() == 0
+
+
+def test_cut_rules_and_a_short_query_set():
+    tree = ClusterTree(4, (np.array([0, 0, 1, 1]), np.array([0, 0])))
+    counts = np.array([3, 2, 1, 1], dtype=np.int64)
+    assert cut_tree_even(tree, counts, 10).short     # fewer than m queries: one stratum
+    assert cut(tree, counts, 2, rule="greedy").n_strata == cut_tree(tree, counts, 2).n_strata
+    with pytest.raises(InputError, match="unknown cut"):
+        cut(tree, counts, 2, rule="balanced")

@@ -180,6 +180,41 @@ def test_the_headline_says_who_leads_by_how_much_and_what_could_be_seen(report):
     assert md[2] == f"**{md_cell(head)}**"  # the first text after the title
 
 
+def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
+    """#45: with no strata test significant, the headline says how much the gap can vary
+    across the topics (the REML bound); with one significant it does not; the pair's
+    paragraph and the shrunken gaps per topic are there either way."""
+    import copy
+
+    from mteb_stratified.report.html import (_any_strata_test_significant, headline,
+                                             variation_rows)
+
+    pair = report["pairs"]["pairs"][0]
+    v = pair["variation"]["topics"]
+    assert v["estimable"] and v["n_groups"] >= 2 and v["tau_upper"] >= v["tau"] >= 0
+    quiet = dict(report, pairs=copy.deepcopy(report["pairs"]))
+    qp = quiet["pairs"]["pairs"][0]
+    qp["heterogeneity"]["p_value"] = qp["heterogeneity"]["omnibus_p_value"] = 0.5
+    qp["flips"]["p_value"] = qp["split_half"]["p_value"] = 0.5
+    for r in qp["stratum_differences"]["strata"]:
+        r["p_adjusted"] = 0.5
+    assert not _any_strata_test_significant(qp)
+    head, _ = headline(quiet)
+    assert (f"The gap varies across these {v['n_groups']} topics by at most "
+            f"{v['tau_upper']:.3f} (95% upper bound") in head
+    loud = dict(quiet, pairs=copy.deepcopy(quiet["pairs"]))
+    loud["pairs"]["pairs"][0]["heterogeneity"]["p_value"] = 0.01
+    assert "by at most" not in headline(loud)[0]
+    rows = variation_rows(pair)
+    assert len(rows) == v["n_groups"] and "shrunken toward the mean" in to_markdown(report)
+    # a fit that could not be made leaves the headline as it was, and says why in the paragraph
+    bare = dict(quiet, pairs=copy.deepcopy(quiet["pairs"]))
+    bare["pairs"]["pairs"][0]["variation"]["topics"] = {"estimable": False, "why": "1 group"}
+    assert "by at most" not in headline(bare)[0]
+    from mteb_stratified.report.html import _pair_paragraph
+    assert "not estimable (1 group)" in _pair_paragraph(bare["pairs"]["pairs"][0], "nDCG@10")
+
+
 _FIRST_TEXT = """
 <script>
 const lines = document.body.innerText.split('\\n').map(s => s.trim()).filter(Boolean);

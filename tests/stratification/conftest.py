@@ -45,3 +45,22 @@ def synthetic_values(qids, seed):
 def two_systems(strata):
     qids = list(strata.queries)
     return {"A": synthetic_values(qids, 1), "B": synthetic_values(qids, 2)}
+
+
+@pytest.fixture(scope="session")
+def real_differences():
+    """Per-query nDCG@10 (expected) of two real BM25 systems on the NFCorpus test split:
+    bm25s's defaults (k1 1.5, b 0.75) against Anserini's (k1 0.9, b 0.4); their differences
+    are the skewed, zero-heavy shape real paired differences have."""
+    pytest.importorskip("bm25s")
+    from mteb_stratified import evaluate
+    from mteb_stratified.adapters.bm25 import bm25_run
+    from mteb_stratified.io import bundled_path, load_beir
+
+    data = load_beir(bundled_path("nfcorpus"), "test")
+    values = []
+    for k1, b in ((1.5, 0.75), (0.9, 0.4)):
+        run, _ = bm25_run(data.corpus, data.queries, depth=100, k1=k1, b=b)
+        res = evaluate(data.qrels, run, ["nDCG@10"], missing="zero")
+        values.append(res["nDCG@10"].values["expected"])
+    return values[0] - values[1]
