@@ -4,8 +4,9 @@ scores (issue #28).
     python benchmarks/strata_power.py --data mteb_stratified/data/nfcorpus --structure bundled \
         --split test --run BM25=bm25.test.trec --run MiniLM=minilm.test.trec --json OUT.json
 
-For each grain (``--min-queries``, default ``1,50``: 1 is the fine clusters, the strata before
-the cluster tree; 50 the default evaluated grain) the strata are the artifact's cluster tree cut
+For each grain (``--min-queries``, default ``50``, the default evaluated grain; 1 is the fine
+clusters, where the split-half tests over 200 halves of some 80 strata take hours: give
+``--split-half-draws 0`` there) the strata are the artifact's cluster tree cut
 at that many queries (:mod:`mteb_stratified.stratification.grain`), and every test the strata
 block reports is simulated on the runs' per-query nDCG@10 (:mod:`mteb_stratified.core.power`),
 for each pair of the two or more ``--run`` given (A given before B): the one-system
@@ -124,6 +125,18 @@ def _grains(text: str) -> list[int]:
     return grains
 
 
+def _tests(text: str) -> tuple:
+    """``--tests T[,T...]``: names of :data:`mteb_stratified.core.power.TESTS`."""
+    from mteb_stratified.core.power import TESTS
+
+    tests = tuple(t.strip() for t in text.split(",") if t.strip())
+    bad = [t for t in tests if t not in TESTS]
+    if not tests or bad:
+        raise argparse.ArgumentTypeError(f"unknown test {bad[0] if bad else text!r}: use "
+                                         f"{', '.join(TESTS)}")
+    return tests
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,8 +146,10 @@ def main(argv=None) -> int:
     ap.add_argument("--run", action="append", required=True, metavar="NAME=TREC",
                     help="a run; give two or more: every pair (A given before B) is studied, "
                          "gaps planted in B")
-    ap.add_argument("--min-queries", type=_grains, default="1,50", metavar="M[,M...]",
-                    help="grains: the tree cut at these minimum stratum sizes (default: 1,50)")
+    ap.add_argument("--min-queries", type=_grains, default="50", metavar="M[,M...]",
+                    help="grains: the tree cut at these minimum stratum sizes (default: 50; "
+                         "at 1, the fine grain, add --split-half-draws 0: split-half over "
+                         "200 halves of 80 strata takes hours)")
     ap.add_argument("--measure", default="nDCG@10")
     ap.add_argument("--draws", type=int, default=1000, help="draws per setting (default 1000)")
     ap.add_argument("--grid-draws", type=int, default=300,
@@ -149,6 +164,8 @@ def main(argv=None) -> int:
                     help="which way gaps are planted (default auto: where B has more room)")
     ap.add_argument("--cut", choices=("even", "greedy"), default="even",
                     help="the evaluated strata's cut of the tree (default even)")
+    ap.add_argument("--tests", type=_tests, default=None, metavar="T[,T...]",
+                    help="only these tests (default: all; e.g. paired_max_z)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args(argv)
@@ -203,20 +220,21 @@ def study_pair(vals: dict, a_name: str, b_name: str, evaluated: dict, args) -> d
     from mteb_stratified.core.power import TESTS, power_study
 
     split = ("split_half", "split_half_difference")
+    chosen = args.tests or tuple(TESTS)
     out = {"a": a_name, "b": b_name, "grains": {}}
     for m, ev in evaluated.items():
         t = time.perf_counter()
         common = dict(n_resamples=args.resamples, seed=args.seed, planting=args.planting,
                       direction=args.direction)
         labels = ev.strata.primary.tolist()
-        study = power_study(vals[a_name], vals[b_name], labels,
-                            tests=tuple(x for x in TESTS if x not in split),
-                            n_draws=args.draws, grid_draws=args.grid_draws, **common)
-        g = study.to_dict()
-        if args.split_half_draws:
-            halves = power_study(vals[a_name], vals[b_name], labels, tests=split, grid=(),
+        g = power_study(vals[a_name], vals[b_name], labels,
+                        tests=tuple(x for x in chosen if x not in split),
+                        n_draws=args.draws, grid_draws=args.grid_draws, **common).to_dict()
+        halving = tuple(x for x in chosen if x in split)
+        if args.split_half_draws and halving:
+            halves = power_study(vals[a_name], vals[b_name], labels, tests=halving, grid=(),
                                  n_draws=args.split_half_draws, **common).to_dict()
-            for name in split:
+            for name in halving:
                 g["tests"][name] = dict(halves["tests"][name], draws=args.split_half_draws)
         g["tests"] = {name: g["tests"][name] for name in TESTS if name in g["tests"]}
         g["min_queries"] = m

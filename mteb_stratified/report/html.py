@@ -399,17 +399,21 @@ def _any_strata_test_significant(pair) -> bool:
 
 
 def _variation_bound_text(pair, grain: str = "topics") -> str:
-    """" The gap varies across these 30 topics by at most 0.052 (…)." or "" when there is no
-    estimable fit."""
+    """The headline's sentence on how much the gap varies across topics ("" when there is no
+    estimable fit): its bound first when no strata test is significant ("varies … by at most
+    0.052"), the estimate and the bound after the strata verdict when one is."""
     v = (pair.get("variation") or {}).get(grain) or {}
     if not v.get("estimable") or v.get("tau_upper") is None:
         return ""
     if v.get("degenerate"):
         return (f" The gap is the same on every query: it does not vary across these "
                 f"{v['n_groups']} {grain} (a degenerate fit, bound 0).")
-    return (f" The gap varies across these {v['n_groups']} {grain} by at most "
-            f"{v['tau_upper']:.3f} (95% upper bound on its between-{grain[:-1]} SD; REML "
-            f"estimate {v['tau']:.3f}).")
+    if not _any_strata_test_significant(pair):
+        return (f" The gap varies across these {v['n_groups']} {grain} by at most "
+                f"{v['tau_upper']:.3f} (95% upper bound on its between-{grain[:-1]} SD; REML "
+                f"estimate {v['tau']:.3f}).")
+    return (f" A strata test finds the gap varying; across these {v['n_groups']} {grain} its "
+            f"SD is {v['tau']:.3f} (REML), at most {v['tau_upper']:.3f} (95% upper bound).")
 
 
 def variation_sentence(pair, grain: str = "topics") -> str:
@@ -429,7 +433,8 @@ def variation_sentence(pair, grain: str = "topics") -> str:
 
 def headline(report) -> tuple[str, list[str]]:
     """The report's top: one sentence (who leads, by how much, whether beyond chance, and the
-    smallest gap these queries could see: the paired t test's MDE at 80% power) and at most
+    smallest gap these queries could see: the paired t test's MDE at 80% power; then how much
+    the gap can vary across the topics, :func:`_variation_bound_text`) and at most
     five short points (ties, the corpus-weighted view, the strata, coverage, other query
     sets).  Of the largest query set; other sets are named, never compared."""
     groups = set_groups(report)
@@ -464,8 +469,7 @@ def headline(report) -> tuple[str, list[str]]:
                 f"95% CI [{_fmt(lo, signed=True)}, {_fmt(hi, signed=True)}], paired t p = "
                 f"{o['p_value']:.3f}: {verdict}. The smallest gap these queries would detect "
                 f"8 times in 10 is {o['mde']:.4f}.")
-        if not _any_strata_test_significant(pair):
-            head += _variation_bound_text(pair)
+        head += _variation_bound_text(pair)
     points = []
     ties = _ties_point(report, by)
     if ties:
@@ -659,8 +663,8 @@ def what_this_says(report: dict) -> list[str]:
                    "the same sizes would."))
         sh = b.split_half
         if _has_split_half(sh):
-            text += (f" Split in two random halves, the stratum means agree at r = "
-                     f"{sh.r:.2f} (random strata: {sh.null_r:.2f}; p = "
+            text += (f" Split in two random halves ({sh.n_splits} splits, averaged), the "
+                     f"stratum means agree at r = {sh.r:.2f} (random strata: {sh.null_r:.2f}; p = "
                      f"{sh.pvalue:.3f}): " + ("they replicate beyond chance." if
                                               sh.pvalue <= 0.05 else
                                                   "they do not replicate beyond chance."))

@@ -182,8 +182,9 @@ def test_the_headline_says_who_leads_by_how_much_and_what_could_be_seen(report):
 
 def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
     """#45: with no strata test significant, the headline says how much the gap can vary
-    across the topics (the REML bound); with one significant it does not; the pair's
-    paragraph and the shrunken gaps per topic are there either way."""
+    across the topics (the REML bound); with one significant it gives the estimate and the
+    bound after that verdict; the pair's paragraph and the shrunken gaps per topic are there
+    either way."""
     import copy
 
     from mteb_stratified.report.html import (_any_strata_test_significant, headline,
@@ -204,7 +205,10 @@ def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
             f"{v['tau_upper']:.3f} (95% upper bound") in head
     loud = dict(quiet, pairs=copy.deepcopy(quiet["pairs"]))
     loud["pairs"]["pairs"][0]["heterogeneity"]["p_value"] = 0.01
-    assert "by at most" not in headline(loud)[0]
+    head = headline(loud)[0]
+    assert "by at most" not in head
+    assert (f"A strata test finds the gap varying; across these {v['n_groups']} topics its SD "
+            f"is {v['tau']:.3f} (REML), at most {v['tau_upper']:.3f}") in head
     rows = variation_rows(pair)
     assert len(rows) == v["n_groups"] and "shrunken toward the mean" in to_markdown(report)
     # a fit that could not be made leaves the headline as it was, and says why in the paragraph
