@@ -173,8 +173,8 @@ class TreeCut:
                                                                     self.n_queries))]}
 
 
-def cut_tree(tree: ClusterTree, counts, min_queries: int, *, start: int = 0) -> TreeCut:
-    """The evaluated strata for fine-cluster query ``counts`` (module docstring)."""
+def _check_cut(tree: ClusterTree, counts, min_queries, start) -> tuple:
+    """``(m, start, counts)`` checked for a cut, else :class:`InputError`."""
     m = check_min_queries(min_queries)
     start = tree.check_level(start)
     counts = np.asarray(counts)
@@ -182,6 +182,12 @@ def cut_tree(tree: ClusterTree, counts, min_queries: int, *, start: int = 0) -> 
             or (counts.size and counts.min() < 0):
         raise InputError(f"counts must be {tree.n_clusters} non-negative integers (queries per "
                          "fine cluster)", fix="count the queries of each primary cluster")
+    return m, start, counts
+
+
+def cut_tree(tree: ClusterTree, counts, min_queries: int, *, start: int = 0) -> TreeCut:
+    """The evaluated strata for fine-cluster query ``counts`` (module docstring)."""
+    m, start, counts = _check_cut(tree, counts, min_queries, start)
     C = tree.n_clusters
     stratum = np.full(C, -1, dtype=np.int64)
     nodes: list = []
@@ -274,13 +280,7 @@ def cut_tree_even(tree: ClusterTree, counts, min_queries: int, *, start: int = 0
     children), when every size is allowed.  Only the query counts decide the cut, never the
     scores.
     """
-    m = check_min_queries(min_queries)
-    start = tree.check_level(start)
-    counts = np.asarray(counts)
-    if counts.shape != (tree.n_clusters,) or counts.dtype.kind not in "iu" \
-            or (counts.size and counts.min() < 0):
-        raise InputError(f"counts must be {tree.n_clusters} non-negative integers (queries per "
-                         "fine cluster)", fix="count the queries of each primary cluster")
+    m, start, counts = _check_cut(tree, counts, min_queries, start)
     total = int(counts.sum())
     if total < m:
         return cut_tree(tree, counts, m, start=start)   # one short stratum, as the greedy rule
