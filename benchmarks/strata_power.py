@@ -30,7 +30,8 @@ tree rather than an installed copy.
   nominal and in realised units;
 * the split-half tests average 200 random halves per labelling (as the report does), which
   costs 10× the other tests: they run ``--split-half-draws`` draws (default 400: a standard
-  error of 0.011 on a Type I error near 0.05) at the three effects only, with no MDE;
+  error of 0.011 on a Type I error near 0.05) at the three effects only, their MDE
+  interpolated on those three points;
 * ``--cut``: the evaluated strata's cut of the tree, ``even`` (the default: the most even
   strata of ≥ M queries the tree allows) or ``greedy`` (the bottom-up cut before issue #45).
 

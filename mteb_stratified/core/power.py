@@ -79,6 +79,9 @@ EFFECT_GRID = (0.025, 0.05, 0.075, 0.10, 0.15, 0.20, 0.30, 0.40)
 TARGET_POWER = 0.8
 #: How a gap is planted (module docstring): the default first.
 PLANTINGS = ("headroom", "clip")
+#: How far outside [0, 1] a score may sit by rounding (an nDCG of 1 + 2e-16) before it is an
+#: error.
+_RANGE_SLACK = 1e-9
 _CHUNK_DRAWS = 50
 
 
@@ -107,6 +110,19 @@ def plant_gap(b: np.ndarray, mask: np.ndarray, effect: float, *, planting: str =
     ``headroom``: b' = b + λ (1 − b) upwards, b' = b − λ b downwards, λ = min(1, effect /
     mean room over the mask); ``clip``: b' = clip(b ± effect, 0, 1).  The realised gap is
     signed like the planted one (positive upwards)."""
+    b = np.asarray(b, dtype=np.float64)
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != b.shape:
+        raise InputError(f"mask has shape {mask.shape}, the scores {b.shape}",
+                         fix="pass one True/False per query")
+    if not (np.isfinite(effect) and effect >= 0):
+        raise InputError(f"the gap must be a number ≥ 0, got {effect!r}",
+                         fix="give its size; upward= sets its direction")
+    if b.size and (np.nanmin(b) < -_RANGE_SLACK or np.nanmax(b) > 1 + _RANGE_SLACK):
+        raise InputError("scores must lie in [0, 1] to plant a gap the metric can hold",
+                         fix="pass a measure's per-query values (nDCG, AP, RR, P, R are in "
+                             "[0, 1])")
+    b = np.clip(b, 0.0, 1.0)   # rounding a hair outside the range
     sign = 1.0 if upward else -1.0
     if planting == "clip":
         out = np.clip(b + sign * effect * mask, 0.0, 1.0)
@@ -259,6 +275,10 @@ def power_study(a, b, labels, *, tests=tuple(TESTS), effects=EFFECTS, shares=SHA
             or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise InputError("a, b and labels must be 1-D, finite, of the same length (≥ 4)",
                          fix="pass both systems' per-query scores on the stratified queries")
+    if min(a.min(), b.min()) < -_RANGE_SLACK or max(a.max(), b.max()) > 1 + _RANGE_SLACK:
+        raise InputError("per-query scores must lie in [0, 1]: gaps are planted within the "
+                         "metric's range", fix="pass a measure's per-query values")
+    a, b = np.clip(a, 0.0, 1.0), np.clip(b, 0.0, 1.0)   # rounding a hair outside the range
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
         raise InputError(f"unknown test {unknown[0]!r}", fix=f"use {', '.join(TESTS)}")

@@ -137,3 +137,18 @@ def test_the_direction_follows_the_room():
         power_study(low, low, labels, planting="shift", **kw)
     with pytest.raises(InputError, match="direction"):
         power_study(low, low, labels, direction="sideways", **kw)
+    with pytest.raises(InputError, match=r"\[0, 1\]"):
+        power_study(low + 1.0, low, labels, **kw)
+
+
+def test_plant_gap_refuses_what_it_cannot_plant():
+    b = np.array([0.2, 0.5, 0.9, 0.0])
+    # an integer 0/1 mask is a mask, not positions
+    out, realised = plant_gap(b, np.array([1, 0, 1, 0]), 0.1)
+    assert realised == pytest.approx(0.1) and out[1] == b[1] and out[3] == b[3]
+    with pytest.raises(InputError, match="≥ 0"):
+        plant_gap(b, b > 0.3, -0.1)
+    with pytest.raises(InputError, match=r"\[0, 1\]"):
+        plant_gap(b * 2, b > 0.3, 0.1)
+    with pytest.raises(InputError, match="shape"):
+        plant_gap(b, [True, False], 0.1)

@@ -200,6 +200,9 @@ def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
     for r in qp["stratum_differences"]["strata"]:
         r["p_adjusted"] = 0.5
     assert not _any_strata_test_significant(qp)
+    # a stratum where a − b ≠ 0 is not a gap that varies: the bound still heads the sentence
+    qp["stratum_differences"]["strata"][0]["p_adjusted"] = 0.001
+    assert not _any_strata_test_significant(qp)
     head, _ = headline(quiet)
     assert (f"The gap varies across these {v['n_groups']} topics by at most "
             f"{v['tau_upper']:.3f} (95% upper bound") in head

@@ -97,6 +97,9 @@ def test_no_spread_is_on_the_boundary_and_still_bounded():
     ([0.1, 0.2, 0.3, 0.4], [0, 0, 0, 0], "1 group"),
     ([0.1, 0.2, 0.3, 0.4], [0, 1, 2, 3], "one query"),
     ([0.1, 0.1, 0.3, 0.3, 0.2], [0, 0, 1, 1, 2], "no group holds two queries whose"),
+    # the same, where floating-point rounding leaves the group means a hair off their values
+    ([0.1] * 3 + [0.7] * 3 + [0.3] * 3, [0] * 3 + [1] * 3 + [2] * 3,
+     "no group holds two queries whose"),
 ])
 def test_not_estimable_says_why(d, groups, why):
     with warnings.catch_warnings():
