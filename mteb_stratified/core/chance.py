@@ -67,6 +67,7 @@ SPLIT_HALF_SPLITS = 200
 SPLIT_HALF_RESAMPLES = 199
 _BLOCK = 4_000_000   # entries of one (rows × relabellings × strata) block
 _DENSE_MAX_K = 160   # up to this many strata, sums are one-hot matrix products (BLAS)
+_PARTITION_MAX_K = 16   # up to this many strata, halves by partial sorts (then one argsort)
 
 
 def holm(p_values) -> np.ndarray:
@@ -681,13 +682,24 @@ def _halvings(L: np.ndarray, n: np.ndarray, n_splits: int, rng) -> tuple[np.ndar
     and half B (2g + 1) of each stratum g.
 
     Half A of stratum g holds the ⌊n_g/2⌋ (or ⌈n_g/2⌉) queries with the smallest uniform keys:
-    one partial sort (``np.partition``) per stratum finds each split's threshold key."""
+    one partial sort (``np.partition``) per stratum finds each split's threshold key, or, with
+    more than :data:`_PARTITION_MAX_K` strata, one argsort of each row by (stratum, key); both
+    draw the same keys and give the same halves."""
     rows, Q = L.shape
     k = n.size
     rep = np.repeat(L, n_splits, axis=0)                      # (rows · S, Q)
     m = rep.shape[0]
     u = rng.random(rep.shape)
     half_a = np.floor(n / 2 + rng.random((m, k)) * (n % 2)).astype(np.int64)
+    counts = np.empty((m, 2 * k))
+    counts[:, 0::2] = half_a
+    counts[:, 1::2] = n[None, :] - half_a
+    if k > _PARTITION_MAX_K:   # one argsort of every row beats k partial sorts
+        order = np.argsort(rep + u, axis=1, kind="stable")    # by stratum, random within it
+        starts = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(Q)[None, :].repeat(m, 0), axis=1)
+        return rank - starts[rep] >= np.take_along_axis(half_a, rep, axis=1), counts
     in_b = np.zeros(rep.shape, dtype=bool)
     for g in range(k):
         ng = int(n[g])
@@ -705,9 +717,6 @@ def _halvings(L: np.ndarray, n: np.ndarray, n_splits: int, rng) -> tuple[np.ndar
         idx = np.clip(h - 1, 0, ng - 1)
         thr = np.take_along_axis(part, idx[:, None], axis=1)
         in_b[sel] = (np.where((h > 0)[:, None], ug > thr, True)).ravel()
-    counts = np.empty((m, 2 * k))
-    counts[:, 0::2] = half_a
-    counts[:, 1::2] = n[None, :] - half_a
     return in_b, counts
 
 

@@ -330,3 +330,24 @@ def test_results_read_and_unpack_as_scipys_and_keep_their_json_keys():
     assert "omnibus_pvalue" not in paired
     with pytest.raises(AttributeError):  # frozen, as scipy's results are read-only
         results["flip"].pvalue = 0.5
+
+
+def test_both_halving_paths_give_the_same_halves(monkeypatch):
+    """#45: halves by one partial sort per stratum (few strata) or one argsort per row (many)
+    are the same halves from the same keys; sizes ⌊n/2⌋ / ⌈n/2⌉, each query in B half the
+    time."""
+    from mteb_stratified.core import chance
+
+    n = np.array([5, 4, 1, 2, 7, 3], dtype=float)
+    L = np.stack([np.random.default_rng(s).permutation(np.repeat(np.arange(6), n.astype(int)))
+                  for s in range(3)])
+    a, ca = chance._halvings(L, n, 400, np.random.default_rng(1))
+    monkeypatch.setattr(chance, "_PARTITION_MAX_K", 0)
+    b, cb = chance._halvings(L, n, 400, np.random.default_rng(1))
+    assert np.array_equal(a, b) and np.array_equal(ca, cb)
+    rep = np.repeat(L, 400, axis=0)
+    for g in range(6):
+        got = np.sum(a & (rep == g), axis=1)
+        assert np.array_equal(got, cb[:, 2 * g + 1])
+        assert set(got.tolist()) <= {int(n[g]) // 2, -(-int(n[g]) // 2)}
+    assert abs(a.mean() - 0.5) < 0.03
