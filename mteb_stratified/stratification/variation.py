@@ -165,11 +165,12 @@ def gap_variation(d, groups, *, confidence_level: float = 0.95) -> GapVariation:
                 return _not_estimable(f"the REML fit puts nearly all the spread between groups "
                                       f"(τ²/σ² = {gamma:.3g}, σ̂ ≈ 0): the noise within "
                                       "groups is too small to bound the spread", K, n)
-            if gamma > 0 and _profile(sm, model, gamma)[0] - _profile(sm, model, 0.0)[0] \
-                    < _FLAT:
-                gamma = 0.0   # the optimiser's tolerance above the boundary: τ̂ = 0
-            upper = _profile_upper(sm, model, fit, gamma)
-            scale = _profile(sm, model, gamma)[1]
+            ll_hat, scale = _profile(sm, model, gamma)
+            if gamma > 0:
+                ll_0, scale_0 = _profile(sm, model, 0.0)
+                if ll_hat - ll_0 < _FLAT:   # the optimiser's tolerance above the boundary
+                    gamma, ll_hat, scale = 0.0, ll_0, scale_0
+            upper = _profile_upper(sm, model, gamma, ll_hat)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             return _not_estimable(f"the REML fit failed numerically ({exc})", K, n)
     return _result(fit, gamma, scale, upper, codes, keys, counts, d, confidence_level)
@@ -202,11 +203,11 @@ def _profile(sm, model, gamma: float) -> tuple[float, float]:
     return ll, float(model.get_scale(fe, p.cov_re, p.vcomp))
 
 
-def _profile_upper(sm, model, fit, gamma: float) -> float | None:
-    """τ_u: the profile bound of the module docstring (None: not found below γ = 1e6)."""
+def _profile_upper(sm, model, gamma: float, ll_hat: float) -> float | None:
+    """τ_u: the profile bound of the module docstring, from the fitted γ̂ and its profile
+    log-likelihood ``ll_hat`` (None: not found below γ = 1e6)."""
     from scipy.optimize import brentq
 
-    ll_hat = _profile(sm, model, gamma)[0]
     target = ll_hat - PROFILE_CUTOFF / 2
 
     def f(g):
