@@ -122,18 +122,24 @@ def plant_gap(b: np.ndarray, mask: np.ndarray, effect: float, *, planting: str =
         raise InputError("scores must lie in [0, 1] to plant a gap the metric can hold",
                          fix="pass a measure's per-query values (nDCG, AP, RR, P, R are in "
                              "[0, 1])")
-    b = np.clip(b, 0.0, 1.0)   # rounding a hair outside the range
+    if planting not in PLANTINGS:
+        raise InputError(f"unknown planting {planting!r}", fix=f"use {' or '.join(PLANTINGS)}")
+    return _plant(np.clip(b, 0.0, 1.0), mask, effect, planting, upward)
+
+
+def _plant(b: np.ndarray, mask: np.ndarray, effect: float, planting: str,
+           upward: bool) -> tuple[np.ndarray, float]:
+    """:func:`plant_gap` on checked input (scores in [0, 1], a boolean mask, a known
+    planting): the kernel each draw of :func:`power_study` calls."""
     sign = 1.0 if upward else -1.0
+    k = int(np.count_nonzero(mask))
     if planting == "clip":
         out = np.clip(b + sign * effect * mask, 0.0, 1.0)
-    elif planting == "headroom":
+    else:
         room = np.where(mask, 1.0 - b if upward else b, 0.0)
-        mean_room = room.sum() / max(int(np.count_nonzero(mask)), 1)
+        mean_room = room.sum() / max(k, 1)
         lam = 1.0 if mean_room <= effect else effect / mean_room
         out = b + sign * lam * room
-    else:
-        raise InputError(f"unknown planting {planting!r}", fix=f"use {' or '.join(PLANTINGS)}")
-    k = int(np.count_nonzero(mask))
     realised = float((out - b)[mask].sum() / k) if k else 0.0
     return out, realised
 
@@ -222,7 +228,7 @@ def _draws(a, b, codes, n, effect, share, n_draws, rng, swap=False, planting="he
             mask = None
             while mask is None:   # a set exists (checked above): draw until one turns up
                 mask = planted_mask(codes, n, share, rng)
-            br, gap = plant_gap(br, mask, effect, planting=planting, upward=upward)
+            br, gap = _plant(br, mask, effect, planting, upward)
             realised += abs(gap)
         A[r], Bm[r] = ar, br
     return A, Bm, realised / max(n_draws, 1)
