@@ -117,12 +117,8 @@ def main(argv=None) -> int:
     from mteb_stratified.stratification.variation import gap_variation
 
     t0 = time.perf_counter()
-    runs = parse_runs(args.run)
+    runs = parse_runs(args.run, pair="the gap is the first minus the second")
     if runs is None:
-        return 2
-    if len(runs) != 2:
-        print("give exactly two --run NAME=TREC (the gap is the first minus the second)",
-              file=sys.stderr)
         return 2
     try:
         art, data, strata = load_strata(args.data, args.structure, args.split)

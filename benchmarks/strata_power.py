@@ -78,9 +78,9 @@ def load_strata(data_dir: str, structure: str, split: str):
     return art, data, strata_for_dataset(art, data, check_corpus=False)
 
 
-def parse_runs(specs) -> list | None:
+def parse_runs(specs, *, pair: str | None = None) -> list | None:
     """``[(name, path), ...]`` of two or more ``--run NAME=TREC`` options with distinct names
-    (None: an error was printed)."""
+    (None: an error was printed).  ``pair``: exactly two are needed, and this says why."""
     runs = []
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -91,6 +91,10 @@ def parse_runs(specs) -> list | None:
             print(f"--run {name}: that name is given twice", file=sys.stderr)
             return None
         runs.append((name, path))
+    if pair is not None and len(runs) != 2:
+        print(f"give exactly two --run NAME=TREC_FILE (A, then B), not {len(runs)}: {pair}",
+              file=sys.stderr)
+        return None
     if len(runs) < 2:
         print("give two or more --run NAME=TREC_FILE (each pair is studied: gaps are planted "
               "in the later one)", file=sys.stderr)

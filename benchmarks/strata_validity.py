@@ -66,12 +66,10 @@ def main(argv=None) -> int:
     from mteb_stratified.structure.terms import term_counts
 
     t0 = time.perf_counter()
-    runs = parse_runs(args.run)
+    # the figures are of one pair: refused rather than a pair picked
+    runs = parse_runs(args.run, pair="the figures are of one pair; strata_power.py studies "
+                                     "every pair of more")
     if runs is None:
-        return 2
-    if len(runs) != 2:  # the figures are of one pair: refused rather than a pair picked
-        print(f"give exactly two --run NAME=TREC_FILE (A, then B), not {len(runs)}; "
-              "strata_power.py studies every pair of more", file=sys.stderr)
         return 2
     m = DEFAULT_MIN_QUERIES if args.min_queries is None else args.min_queries
     try:
