@@ -16,7 +16,7 @@ from ..io.numbers import INTEGER, NUMBER, integer_value, shown_integer
 from ..io.outputs import dumps_json
 
 __all__ = ["int_at_least", "float_in", "HelpFormatter", "add_llm_endpoint", "print_json",
-           "MAX_INT_OPTION"]
+           "MAX_INT_OPTION", "add_skip_unreadable"]
 
 #: The bound of an integer option that names none of its own: every count, depth and size is
 #: finite, so a typo of twenty digits is refused, never an overflow or an endless allocation.
@@ -81,12 +81,24 @@ def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT",
                        help="request timeout in seconds (default: 60)")
     group.add_argument("--max-retries", type=int_at_least(0, 100), default=5, metavar="N",
                        help="retries per request (default: 5)")
+    group.add_argument("--max-answer-mib", type=int_at_least(1, 4096), default=8, metavar="MIB",
+                       help="largest answer body read, in MiB; a larger one stops the run "
+                            "(default: 8)")
     group.add_argument("--cache", default=None, metavar="FILE",
                        help=f"SQLite answer cache (default: {cache_folder}/{cache_name})")
     group.add_argument("--price-in", type=float_in(0), default=0.0, metavar="USD",
                        help="USD per 1M prompt tokens, for the cost line (default: 0)")
     group.add_argument("--price-out", type=float_in(0), default=0.0, metavar="USD",
                        help="USD per 1M completion tokens (default: 0)")
+
+
+def add_skip_unreadable(p) -> None:
+    """``--skip-unreadable``, for every command that walks results folders (``leaderboard``,
+    ``stratify``, ``report``): what cannot be read is listed, exit 2, unless it is given."""
+    p.add_argument("--skip-unreadable", action="store_true",
+                   help="leave out, each named in a warning, the folders and files under a "
+                        "results folder that cannot be read (permissions, a broken link) "
+                        "(default: exit 2, listing each with its reason)")
 
 
 def print_json(value) -> None:

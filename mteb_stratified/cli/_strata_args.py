@@ -15,10 +15,11 @@ import sys
 from ..core import DEFAULT_N_MIN, InputError
 from ..core.hierarchy import DEFAULT_MIN_QUERIES
 from ..core.rng import MAX_SEED
-from ._args import add_llm_endpoint, int_at_least
+from ._args import add_llm_endpoint, add_skip_unreadable, int_at_least
 
 __all__ = ["SCHEMES", "ALIGNMENTS", "DEFAULT_TASK", "add_common", "check_options",
-           "load_context", "query_cache_path", "user_cache_dir", "endpoint_settings", "notify"]
+           "load_context", "query_cache_path", "user_cache_dir", "endpoint_settings", "notify",
+           "check_evaluated"]
 
 #: Stratum schemes and J variants (owned by core.strata and stratification; literal here so
 #: parsing the command line imports nothing heavy; a test checks they agree).
@@ -75,6 +76,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default=DEFAULT_TASK,
                    help="the task whose results a folder argument stands for "
                         f"(default: {DEFAULT_TASK})")
+    add_skip_unreadable(p)
     p.add_argument("--embedding-model", default=None, metavar="NAME",
                    help="allow the embedding model a --structure records (soft alignment "
                         "loads it) when it is not the packaged all-MiniLM-L6-v2: an artifact "
@@ -101,13 +103,17 @@ def endpoint_settings(args, *, cache_path: str) -> dict:
     """The user's LLM endpoint options as :class:`~..structure.llm.LLMExtractor` arguments."""
     return {"base_url": args.base_url, "model": args.model, "api_key": args.api_key,
             "timeout": args.timeout, "max_retries": args.max_retries,
+            "max_answer_bytes": args.max_answer_mib << 20,
             "price_in": args.price_in, "price_out": args.price_out,
             "cache_path": args.cache or cache_path}
 
 
 def notify(line: str) -> None:
-    """A one-line notice on stderr (stdout stays the command's output)."""
-    print(line, file=sys.stderr)
+    """A one-line notice on stderr (stdout stays the command's output), escaped for the
+    terminal (:func:`~..io.markdown.term_cell`: it may quote a name from a file)."""
+    from ..io.markdown import term_cell
+
+    print("\n".join(term_cell(part) for part in str(line).split("\n")), file=sys.stderr)
 
 
 def check_options(args) -> None:
@@ -125,6 +131,18 @@ def check_options(args) -> None:
                                  "bundled NFCorpus)")
 
 
+def check_evaluated(values, strata, source: str | None) -> None:
+    """The evaluated queries of ``values`` (read from ``source``) are queries the strata know
+    (stratified, or excluded by them): else an :class:`InputError` naming ``source``."""
+    from ..core.per_query import PerQuery
+    from ..stratification import align_strata
+
+    try:
+        align_strata(strata, PerQuery.from_mapping(values).queries)
+    except InputError as exc:
+        raise InputError(exc.message, source=exc.source or source, fix=exc.fix) from None
+
+
 def load_context(args):
     """(artifact, dataset, strata) for the structure, dataset and endpoint flags:
     :func:`mteb_stratified.stratification.load_context`, kept for the process."""
@@ -132,8 +150,18 @@ def load_context(args):
 
     endpoint = (endpoint_settings(args, cache_path=query_cache_path(args))
                 if args.structure is not None else None)
-    return load(args.structure, args.dataset, split=args.split, alignment=args.alignment,
-                embedding_model=args.embedding_model, endpoint=endpoint, notify=notify)
+    art, data, strata = load(args.structure, args.dataset, split=args.split,
+                             alignment=args.alignment, embedding_model=args.embedding_model,
+                             endpoint=endpoint, notify=notify)
+    if not any(mass > 0 for mass in art.cluster_mass.values()):  # the strata weigh by it
+        from ..structure.schema import REBUILD_FIX
+
+        folder = os.path.dirname(art.source) if art.source else args.structure
+        raise InputError(f"every one of the {art.n_clusters} clusters has mass 0, and the "
+                         "corpus-weighted estimates weigh the strata by it",
+                         source=os.path.join(folder, "clusters.jsonl.gz") if folder else None,
+                         fix=REBUILD_FIX)
+    return art, data, strata
 
 
 def query_cache_path(args) -> str:

@@ -60,11 +60,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(result.table())
     if args.per_query:
+        from ..io.markdown import term_cell  # a query id from the file: no escape sequence
+
         frame = result.to_dict(per_query=True)["per_query"]
         print("\nqid\tmeasure\texpected\tmin\tmax\toblivious\trange\tbias")
         for qid, row in frame.items():
             for name, v in row.items():
-                print(f"{qid}\t{name}\t" + "\t".join(f"{v[k]:.6f}" for k in
+                print(f"{term_cell(qid)}\t{name}\t" + "\t".join(f"{v[k]:.6f}" for k in
                                                      ("expected", "min", "max", "oblivious",
                                                       "range", "bias")))
     return 0

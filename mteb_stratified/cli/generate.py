@@ -282,11 +282,11 @@ def _write(args, dataset, result, provenance: dict) -> None:
     """The output folder (generation/output.py) and its coverage.md (report/generation.py);
     says what --merge-into-split changed."""
     from ..generation import REASONS, write_dataset
-    from ..report.generation import write_coverage_markdown
+    from ..report.generation import coverage_markdown
 
     written = write_dataset(args.out, dataset, result, merge_into=args.merge_into_split,
-                            provenance=provenance)
-    write_coverage_markdown(args.out, written["report"], REASONS)
+                            provenance=provenance,
+                            markdown=lambda report: coverage_markdown(report, REASONS))
     if written["splits"]["merge_changes"]:
         notify(written["splits"]["merge_changes"])
 
@@ -414,7 +414,8 @@ def _endpoint(args):
 
     return GenerationEndpoint(args.base_url, args.model, args.api_key, timeout=args.timeout,
                               max_retries=args.max_retries, price_in=args.price_in,
-                              price_out=args.price_out)
+                              price_out=args.price_out,
+                              max_answer_bytes=args.max_answer_mib << 20)
 
 
 def _llm_generate(args, endpoint, artifact, dataset, pooler, cfg):

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from . import summary
+from ._args import add_skip_unreadable
 
 
 def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -33,6 +34,7 @@ def _configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--require-same-queries", action="store_true",
                    help="exit 2 when the results were evaluated on different query sets "
                         "(default: one table per query set, each ranked on its own)")
+    add_skip_unreadable(p)
     p.set_defaults(func=run)
     return p
 
@@ -55,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         output_dir(args.out, option="-o/--out")  # a file there fails before the scan
     out = export_leaderboard(args.results_dir, args.out, tasks=args.tasks, digits=args.digits,
                              columns=args.columns,
-                             require_same_queries=args.require_same_queries)
+                             require_same_queries=args.require_same_queries,
+                             skip_unreadable=args.skip_unreadable)
     print(out["text"], end="")
     print(f"\nwrote {out['csv']} and {out['md']}")
     return 0

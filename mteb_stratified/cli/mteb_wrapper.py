@@ -59,6 +59,10 @@ def _model_kwargs(ns) -> dict:
         except json.JSONDecodeError as exc:
             raise InputError(f"--model-kwargs is not valid JSON ({exc.msg})",
                              fix='quote it for the shell: --model-kwargs \'{"dtype": "bfloat16"}\'') from None
+        except RecursionError:
+            raise InputError("--model-kwargs is nested too deeply to read",
+                             fix='give a flat object of keyword arguments, e.g. '
+                                 '\'{"model_kwargs": {"dtype": "bfloat16"}}\'') from None
         if not isinstance(kwargs, dict):
             raise InputError("--model-kwargs must be a JSON object", fix='e.g. \'{"dtype": "bfloat16"}\'')
     if ns.dtype:
@@ -177,8 +181,16 @@ def run(args: argparse.Namespace) -> int:
         check_run_names(margs)
     logging.basicConfig(level=logging.WARNING, format="%(message)s",
                         handlers=[RichHandler(rich_tracebacks=True)])
-    with _get_model_with(kwargs):
-        margs.func(margs)
+    from ..structure.sentence_model import hub_miss
+
+    try:
+        with _get_model_with(kwargs):
+            margs.func(margs)
+    except Exception as exc:  # noqa: BLE001 - a model the hub cannot give is said clearly
+        miss = hub_miss(getattr(margs, "model", None), exc)
+        if miss is None:
+            raise
+        raise miss from None
     return 0
 
 

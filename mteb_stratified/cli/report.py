@@ -19,10 +19,10 @@ import os
 
 from ..core import InputError
 from ..io.markdown import term_cell
-from ..io.outputs import atomic_write, output_file
+from ..io.outputs import output_file
 from . import summary
 from ._args import HelpFormatter
-from ._strata_args import add_common, check_options, load_context
+from ._strata_args import add_common, check_evaluated, check_options, load_context
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -65,8 +65,8 @@ def collect_systems(args) -> list:
     ``loader(qrels)`` returns the per-query values (a TREC run is evaluated then); ``subset``
     is the quick-run subset a results file records (its query set, with the values' ids).
     """
-    from ..io.mteb_results import (expand_results, read_per_query_csv, read_values,
-                                   recorded_query_set, resolve_inputs)
+    from ..io.mteb_results import (distinct_inputs, expand_results, read_per_query_csv,
+                                   read_values, recorded_query_set, resolve_inputs)
 
     systems = []
     for spec in args.results:
@@ -77,8 +77,9 @@ def collect_systems(args) -> list:
                                  "CSV or a TREC run")
         low = path.lower()
         if os.path.isdir(path) or low.endswith(".json"):
-            items = resolve_inputs(expand_results([path], args.task),
-                                   prediction_folder=args.prediction_folder)
+            items = resolve_inputs(distinct_inputs(  # a copy once; two runs refused
+                expand_results([path], args.task, skip_unreadable=args.skip_unreadable)),
+                prediction_folder=args.prediction_folder)
             if name is not None and len(items) > 1:
                 raise InputError(f"{path} holds {len(items)} results of {args.task} "
                                  f"({', '.join(i.model for i in items)}), so one name cannot "
@@ -86,11 +87,11 @@ def collect_systems(args) -> list:
                                                        "or leave NAME= out (model names)")
             for item in items:
                 vals = read_values(item, args.measure, split=args.split)
-                systems.append((name or item.model, lambda qrels, v=vals: v,
+                systems.append((name or item.model, _given(vals, item.per_query),
                                 recorded_query_set(item.data, args.split).subset))
         elif low.endswith(".csv"):
             vals = read_per_query_csv(path, args.measure, split=args.split)
-            systems.append((name or _plain_name(path), lambda qrels, v=vals: v, None))
+            systems.append((name or _plain_name(path), _given(vals, path), None))
         else:
             from ..io import read_run
 
@@ -118,6 +119,15 @@ def _run_loader(run: dict, path: str, measure: str):
         from ..report.inputs import per_query_from_dicts
 
         return per_query_from_dicts(qrels, run, measure, run_name=path)
+    load.source = path
+    return load
+
+
+def _given(values, source: str):
+    """The loader of per-query values read from ``source`` (named if its queries are unknown)."""
+    def load(qrels):
+        return values
+    load.source = source
     return load
 
 
@@ -130,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     md = output_file(os.path.splitext(args.out)[0] + ".md", option="the .md summary next to -o")
     systems = collect_systems(args)
     from ..core.query_set import group_by_query_set
-    from ..report import build_report, to_markdown, write_html
+    from ..report import build_report
+    from ..report.html import write_report_pair
     from ..stratification import gate_verdict, split_origin, stratified_summary
     from ..report.html import require_matplotlib
 
@@ -143,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
     with step(f"reading the per-query values of {len(systems)} system(s)"):
         values = {name: load(data.qrels) for name, load, _ in systems}
+    for name, load, _ in systems:  # unknown query ids: said with the file
+        check_evaluated(values[name], strata, load.source)
     sets = query_sets(values, {name: subset for name, _, subset in systems}, args.split)
     groups = group_by_query_set(values, key=sets.get)
     values = {n: values[n] for g in groups for n in g}  # the largest query set first
@@ -168,9 +181,7 @@ def run(args: argparse.Namespace) -> int:
                           query_sets={n: sets[n].label for n in values})
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with step("drawing the plots and writing the HTML and Markdown"):
-        write_html(report, args.out)
-        with atomic_write(md, encoding="utf-8") as fh:
-            fh.write(to_markdown(report))
+        write_report_pair(report, args.out, md)  # one unit: never a mismatched pair (#46)
     print(f"wrote {term_cell(args.out)} and {term_cell(md)}")
     print(report_summary_line(report))
     return 0

@@ -32,7 +32,7 @@ from ..core import InputError
 from ..io.outputs import atomic_write, dumps_json, output_dir, safe_name
 from . import summary
 from ._args import HelpFormatter
-from ._strata_args import add_common, check_options, load_context
+from ._strata_args import add_common, check_evaluated, check_options, load_context
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     check_options(args)
     if args.out is not None:
         output_dir(args.out)
-    items = resolve_inputs(expand_results(args.results, args.task), args.per_query,
+    items = resolve_inputs(expand_results(args.results, args.task,
+                                          skip_unreadable=args.skip_unreadable), args.per_query,
                            prediction_folder=args.prediction_folder)
     # every input checked first
     values = [read_values(item, args.measure, split=args.split) for item in items]
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         art, data, strata = load_context(args)
     art.cluster_tree.check_level(args.level)  # a level the artifact lacks: before any work
     for k, (item, vals, target) in enumerate(zip(items, values, targets), 1):
+        check_evaluated(vals, strata, item.per_query)  # unknown query ids: said with the file
         with step(f"{k}/{len(items)} {item.model}: estimates, intervals and chance tests "
                   f"({args.resamples} resamples)"):
             summary = stratified_summary(vals, strata, art, measure=args.measure,
@@ -85,18 +87,15 @@ def run(args: argparse.Namespace) -> int:
                                          n_resamples=args.resamples, seed=args.seed,
                                          origin=split_origin(data), gate=gate_verdict(data))
         table_rows = strata_rows(strata, art, data.qrels, summary.grain)
-        res = item.data
-        res.setdefault("strata", {})[args.split] = summary.to_dict()
         flat = flat_strata_scores(summary, args.measure)
-        for entry in res["scores"].get(args.split, []):
-            entry.update(flat)
         if args.out:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             meta = os.path.join(os.path.dirname(item.path), "model_meta.json")
             if os.path.isfile(meta):  # the copy keeps its model (leaderboard, report read it)
-                shutil.copyfile(meta, os.path.join(os.path.dirname(target), "model_meta.json"))
-        with atomic_write(target, encoding="utf-8") as fh:
-            fh.write(dumps_json(res, indent=2, default=str))
+                with open(meta, "rb") as src, atomic_write(  # replaces a link, never follows it
+                        os.path.join(os.path.dirname(target), "model_meta.json"), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        res = _save(item, target, args.split, summary.to_dict(), flat, in_place=not args.out)
         # named after the result's own task (a quick-run subset's keeps its mark), so results
         # of two tasks, or a subset and a full run, in one folder never share a table
         table = os.path.join(os.path.dirname(target), f"{safe_name(str(res['task_name']))}"
@@ -104,6 +103,49 @@ def run(args: argparse.Namespace) -> int:
         write_strata_table(table, table_rows)
         _print_summary(target, item.model, summary, table, args.split)
     return 0
+
+
+def _with_block(res: dict, split: str, block: dict, flat: dict) -> dict:
+    """``res`` with ``block`` as its strata block of ``split`` and ``flat`` in its entries."""
+    res.setdefault("strata", {})[split] = block
+    for entry in res["scores"].get(split, []):
+        entry.update(flat)
+    return res
+
+
+def _without_strata(res: dict) -> str:
+    """``res`` without what ``stratify`` adds (the strata blocks, the ``strata_*`` keys), as
+    canonical JSON (NaN compares equal to NaN there)."""
+    scores = {split: [{k: v for k, v in entry.items() if not str(k).startswith("strata_")}
+                      if isinstance(entry, dict) else entry for entry in entries]
+              for split, entries in res["scores"].items()}
+    rest = {k: v for k, v in res.items() if k not in ("strata", "scores")}
+    return dumps_json({**rest, "scores": scores}, sort_keys=True, default=str)
+
+
+def _save(item, target: str, split: str, block: dict, flat: dict, *, in_place: bool) -> dict:
+    """Write the results file ``target`` with this split's strata block; returns what was
+    written.  In place, the file is read again under its lock and only this split's block and
+    keys change, so two runs on one file (say ``--split test`` and ``--split dev``) both land; a
+    file whose scores changed since it was read is refused."""
+    from ..io.lock import file_lock
+    from ..io.mteb_results import load_task_result
+
+    if not in_place:
+        res = _with_block(item.data, split, block, flat)
+        with atomic_write(target, encoding="utf-8") as fh:
+            fh.write(dumps_json(res, indent=2, default=str))
+        return res
+    with file_lock(target, what="mteb-stratified stratify"):
+        current = load_task_result(target)
+        if _without_strata(current) != _without_strata(item.data):
+            raise InputError("the results file changed while stratify ran (its scores are no "
+                             "longer the ones stratified)", source=target,
+                             fix="run stratify again on the new results")
+        res = _with_block(current, split, block, flat)
+        with atomic_write(target, encoding="utf-8") as fh:
+            fh.write(dumps_json(res, indent=2, default=str))
+    return res
 
 
 def _query_sets(items, values, args) -> list:
@@ -123,8 +165,10 @@ def _query_sets(items, values, args) -> list:
             raise InputError(f"the results were evaluated on different query sets: {text}",
                              fix="evaluate every model on the same queries, or leave out "
                                  "--require-same-queries")
+        from ..io.markdown import term_cell  # model names from model_meta.json
+
         print(f"note: these results were evaluated on {len(groups)} different query sets "
-              f"({text}); their strata figures are not comparable across sets")
+              f"({term_cell(text)}); their strata figures are not comparable across sets")
     return sets
 
 

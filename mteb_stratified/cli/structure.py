@@ -21,7 +21,7 @@ import sys
 
 from ..core.errors import InputError
 from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
-from ..io.outputs import output_dir
+from ..io.outputs import output_dir, remove_orphan_temps
 from ..structure.levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from . import summary
 from ._args import add_llm_endpoint, float_in, int_at_least, print_json
@@ -227,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     # one job per --out: a second one would repeat paid calls and race on the checkpoint
     with folder_lock(args.out, what=f"mteb-stratified structure --out {args.out}"):
+        for where in (args.out, os.path.join(args.out, ".work")):  # a killed job's temp files
+            remove_orphan_temps(where)
         return _build(args, folder)
 
 
@@ -244,7 +246,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         extractor = LLMExtractor(
             base_url=args.base_url, model=args.model, api_key=args.api_key,
             concurrency=args.concurrency, max_tokens=args.max_tokens, timeout=args.timeout,
-            max_retries=args.max_retries,
+            max_retries=args.max_retries, max_answer_bytes=args.max_answer_mib << 20,
             cache_path=args.cache or os.path.join(args.out, "llm_cache.sqlite"),
             price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress,
             retry_failed=args.retry_failed)
@@ -322,9 +324,11 @@ def _build(args: argparse.Namespace, folder: str) -> int:
         print(f"  Ray: {e['nodes']} nodes, {e['cpus']} CPUs, {e['gpus']} GPUs: "
               f"{steps or 'nothing to run (resumed)'}")
     print(f"  Δ/J bins: {bins_note}")
+    from ..io.markdown import term_cell  # a label is the corpus' own words
+
     print("  largest clusters (id, entities, docs, mass, label):")
     for row in summary["largest"]:
-        print(f"    {row[0]:>4} {row[1]:>5} {row[2]:>5} {row[3]:.4f}  {row[4]}")
+        print(f"    {row[0]:>4} {row[1]:>5} {row[2]:>5} {row[3]:.4f}  {term_cell(row[4])}")
     return 0
 
 

@@ -16,11 +16,12 @@ and whose generated queries stand in a split of their own.
 * ``candidates.jsonl`` — every candidate with its status and rejection reason;
 * ``coverage.json`` — MSC and SCC before/after, counts by reason, usage, and which split
   holds what (``splits``); :func:`write_dataset` returns it as ``report``, and ``generate``
-  writes its Markdown beside it, ``coverage.md``
-  (:func:`mteb_stratified.report.generation.write_coverage_markdown`).
+  has its Markdown written beside it, ``coverage.md``
+  (:func:`mteb_stratified.report.generation.coverage_markdown`).
 
-The BEIR files themselves are written by :func:`mteb_stratified.io.beir.write_beir`; this
-module says what goes in them.
+The files are written by :func:`mteb_stratified.io.beir.write_beir`, all as one unit (a kill
+leaves the old files or some of the new ones, never an old one beside a new one); this module
+says what goes in them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import asdict
 from ..core import InputError
 from ..io.beir import find_file, qrels_splits, read_jsonl, write_beir
 from ..io.files import read_qrels
-from ..io.outputs import atomic_write_text, dumps_json
+from ..io.outputs import dumps_json
 from .loop import GenerationConfig, GenerationResult
 
 __all__ = ["GENERATED_SPLIT", "SELECTED_SPLIT", "SMOKE_TEST", "check_splits", "merge_changes",
@@ -96,9 +97,11 @@ def _source_queries(dataset) -> dict:
 
 
 def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: dict,
-                  merge_into: str | None = None) -> dict:
-    """Write the output folder (module docstring) but ``coverage.md``; return its paths,
-    ``splits`` and the ``coverage.json`` ``report`` (the Markdown's input).
+                  merge_into: str | None = None, markdown=None) -> dict:
+    """Write the output folder (module docstring), all its files as one unit; return its
+    paths, ``splits`` and the ``coverage.json`` ``report``.  ``markdown``: a function of that
+    report giving ``coverage.md``'s text (``generate`` passes
+    :func:`mteb_stratified.report.generation.coverage_markdown`), written in the same unit.
 
     ``dataset``: the :class:`~mteb_stratified.io.BeirDataset` generated for; its ``folder``
     (set by ``load_beir``) is where the splits are copied from; without one (a dataset built
@@ -119,17 +122,20 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
                 if dataset.folder else dataset.qrels)
         qrels[merge_into] = {**orig, **added}
         merged = merge_changes(merge_into, len(orig), result)
-    write_beir(out, corpus=dataset.corpus, queries=rows, copied=copied, qrels=qrels)
-    atomic_write_text(os.path.join(out, "candidates.jsonl"),
-                      "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n"
-                              for c in result.candidates))
     split_info = {"evaluated": dataset.split, "added": new_split,
                   "kind": "selected" if selection else "generated",
                   "copied_byte_for_byte": [n for n in splits if n != merge_into],
                   "merged_into": merge_into, "merge_changes": merged}
     report = _coverage_report(dataset, result, provenance, split_info)
-    atomic_write_text(os.path.join(out, "coverage.json"),
-                      dumps_json(report, indent=1, sort_keys=True) + "\n")
+    extra = [("candidates.jsonl", "".join(json.dumps(c, ensure_ascii=False, sort_keys=True)
+                                          + "\n" for c in result.candidates).encode("utf-8")),
+             ("coverage.json", (dumps_json(report, indent=1, sort_keys=True) + "\n")
+              .encode("utf-8"))]
+    if markdown is not None:
+        extra.append(("coverage.md", markdown(report).encode("utf-8")))
+    # one unit: a kill never leaves this run's queries beside the last run's qrels or report
+    write_beir(out, corpus=dataset.corpus, queries=rows, copied=copied, qrels=qrels,
+               extra=extra)
     return {"queries": os.path.join(out, "queries.jsonl"),
             "coverage": os.path.join(out, "coverage.json"), "splits": split_info,
             "report": report}

@@ -4,17 +4,20 @@ pyarrow's C CSV reader and vectorised checks, with no per-line Python code.
 
 It reads *plain* TREC runs only: UTF-8, fields separated by one space, lines ending in ``\\n``
 or ``\\r\\n``, exactly 6 non-empty fields, every score in the :data:`~.files.NUMBER` grammar and
-finite, queries contiguous, no (query, document) pair twice, no line starting with ``#``, no tab,
-vertical tab, form feed, NUL or lone ``\\r``.  The raw bytes are checked by C-level scans
-(``bytes.isascii``, ``in``, ``decode``), the columns by pyarrow.compute and numpy.  Anything
-else makes the reader return None, and the caller runs the exact line reader from the start: it
-is the reference of what a file means, reports the FILE:LINE error or reads the
-unusual-but-valid file.  On the files it accepts the result is that of the line reader, bit for
-bit.
+finite, no (query, document) pair twice, no line starting with ``#``, no tab, vertical tab,
+form feed, NUL or lone ``\\r``, no byte-order mark where pyarrow would drop it and the line
+reader would not (:func:`_parse`; :mod:`._text` is the reading of these bytes both share).
+The raw bytes are checked by C-level scans (``bytes.isascii``, ``in``, ``decode``), the
+columns by pyarrow.compute and numpy.  Anything else makes the reader return None, and the
+caller runs the exact line reader from the start: it is the reference of what a file means,
+reports the FILE:LINE error or reads the unusual-but-valid file.  On the files it accepts the
+result is that of the line reader, bit for bit.
 
 pyarrow is imported when a file is read, never at import; without it the readers return None.
 Memory stays bounded: the file is read in chunks of whole lines, and each chunk's complete
-queries are reduced at once to the three flat columns of the arrays.
+queries are reduced at once to the three flat columns of the arrays.  A run whose queries are
+not contiguous (one line out of order) is read a second time and grouped by query on this path
+(:func:`_grouped`): a fraction of the file's size more, never the line reader's dict.
 """
 
 from __future__ import annotations
@@ -27,16 +30,17 @@ import numpy as np
 from ..core.arrays import MAX_GRADE, Column, assemble
 from ..core.errors import InputError
 from ._judgments import Judgments
+from ._text import BOM as _BOM, WHITESPACE, first_line
 
 #: Tests set this to False to force the line reader (the reference).
 ENABLED = True
 
 _BLOCK_BYTES = 1 << 22
-_BOM = b"\xef\xbb\xbf"
-# Bytes the line reader splits on (or keeps) where pyarrow would not; a lone '\r' is one too.
-_BYTES = (b"\t", b"\x0b", b"\x0c", b"\x00")
+# Bytes the line reader splits on (ASCII whitespace, :mod:`._text`) where pyarrow would not,
+# and NUL; a lone '\r' is one too (checked apart).
+_BYTES = tuple(bytes([c]) for c in WHITESPACE if c not in b" \n\r") + (b"\x00",)
 # ... in BEIR qrels, whose fields are tab-separated and stripped of whitespace
-_BEIR_BYTES = (b" ", b"\x0b", b"\x0c", b"\x00")
+_BEIR_BYTES = tuple(bytes([c]) for c in WHITESPACE if c not in b"\t\n\r") + (b"\x00",)
 _COLUMNS = ["q", "x", "d", "r", "s", "t"]
 #: The columns of TREC qrels (``qid iteration docid grade``) and of BEIR qrels TSV.
 _QRELS_COLUMNS = {"trec": ["q", "x", "d", "g"], "beir": ["q", "d", "g"]}
@@ -51,11 +55,11 @@ class _Irregular(Exception):
 
 def _chunks(raw, size: int, refused: tuple = _BYTES) -> Iterator[bytes]:
     """The stream's bytes in chunks of whole lines (64 KiB, doubling up to about ``size``
-    bytes, so a bad start is seen early; a leading BOM dropped, as the line reader drops it),
-    each checked by C-level scans (:func:`_plain`, with the ``refused`` bytes).  Reading one
-    chunk at a time keeps memory bounded (pyarrow's streaming reader reads ahead).  A read
-    error, or a line longer than ``size``, is :class:`_Irregular`: the line reader reports
-    it."""
+    bytes, so a bad start is seen early; a leading BOM dropped as the line reader drops it,
+    :func:`~._text.first_line`), each checked by C-level scans (:func:`_plain`, with the
+    ``refused`` bytes).  Reading one chunk at a time keeps memory bounded (pyarrow's streaming
+    reader reads ahead).  A read error, or a line longer than ``size``, is :class:`_Irregular`:
+    the line reader reports it."""
     rest = b""
     first = True
     step = min(size, 1 << 16)
@@ -65,9 +69,12 @@ def _chunks(raw, size: int, refused: tuple = _BYTES) -> Iterator[bytes]:
         except (InputError, OSError):
             raise _Irregular from None
         step = min(size, 2 * step)
-        if first:
+        if first:  # one leading BOM dropped as the line reader drops it; two: it refuses them
             first = False
-            data = data[len(_BOM):] if data.startswith(_BOM) else data
+            try:
+                data = first_line(data, "")
+            except InputError:
+                raise _Irregular from None
         if not data:
             if rest:
                 yield _plain(rest, refused)  # the last line, without a line ending
@@ -103,9 +110,14 @@ def _plain(chunk: bytes, refused: tuple = _BYTES) -> bytes:
 def _parse(pa, chunk: bytes, columns: list = _COLUMNS, delimiter: str = " ") -> list:
     """The record batches of a chunk of run lines (or qrels lines: ``columns``, ``delimiter``),
     parsed by pyarrow's C CSV reader: ids as bytes, scores as float64 (no null spellings: an
-    empty or non-numeric score is an error); a chunk of blank lines has none."""
+    empty or non-numeric score is an error); a chunk of blank lines has none.  pyarrow drops a
+    byte-order mark at the start of every buffer it parses, where the line reader keeps it in
+    an id (or refuses a second one at the start of the file): such a chunk is
+    :class:`_Irregular`."""
     from pyarrow import csv
 
+    if chunk.startswith(_BOM):
+        raise _Irregular
     try:
         table = csv.read_csv(
             pa.BufferReader(chunk),
@@ -264,19 +276,23 @@ def _scores(column) -> np.ndarray:
     return scores
 
 
-def _scan(open_binary: Callable, take: Callable) -> bool:
-    """Read a plain run (module docstring) one block of complete queries at a time, calling
-    ``take(pa, pc, doc ids, scores, starts, query ids)`` on each; False when pyarrow is missing
-    or the file is not plain (the caller then runs the line reader)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-    except ImportError:
-        return False
-    try:
-        raw = open_binary()
-    except (InputError, OSError):
-        return False
+class _Interleaved(Exception):
+    """A query's lines are not contiguous: the scan starts again, grouping them
+    (:func:`_grouped`)."""
+
+
+def _columns(pa, pc, batch) -> tuple:
+    """The query ids, doc ids and scores of a record batch of run lines; an empty field or a
+    score that is not finite is :class:`_Irregular`."""
+    for name in ("q", "x", "d", "r", "t"):  # an empty field: spaces the line reader splits on
+        if pc.min(pc.binary_length(batch.column(name))).as_py() == 0:
+            raise _Irregular
+    return batch.column("q"), batch.column("d"), _scores(batch.column("s"))
+
+
+def _streamed(pa, pc, raw, take: Callable) -> None:
+    """Read a run whose queries are contiguous one block of complete queries at a time (the
+    last query of a block may go on in the next); :class:`_Interleaved` where one is not."""
     seen: set = set()
 
     def segment(q, d, scores) -> None:
@@ -284,34 +300,94 @@ def _scan(open_binary: Callable, take: Callable) -> bool:
             return
         starts = _starts(pc, q)
         names = q.take(_arrow(pa, starts)).cast(pa.string()).to_pylist()
-        if len(set(names)) != len(names) or not seen.isdisjoint(names):
-            raise _Irregular  # interleaved queries
         if any(name.startswith("#") for name in names):
             raise _Irregular  # a comment line (every '#' line starts a query block of its own)
+        if len(set(names)) != len(names) or not seen.isdisjoint(names):
+            raise _Interleaved
         seen.update(names)
         take(pa, pc, d, scores, starts, names)
 
-    try:
-        pending = None
-        for batch in _batches(pa, raw):
-            q, d, s = (batch.column(name) for name in ("q", "d", "s"))
-            for name in ("q", "x", "d", "r", "t"):  # an empty field: spaces the reader splits on
-                if pc.min(pc.binary_length(batch.column(name))).as_py() == 0:
-                    raise _Irregular
-            scores = _scores(s)
-            if pending is not None:
-                q, d = (pa.concat_arrays([a, b]) for a, b in zip(pending[:2], (q, d)))
-                scores = np.concatenate([pending[2], scores])
-            cut = _starts(pc, q)[-1]  # the last query may go on in the next block
-            segment(q[:cut], d[:cut], scores[:cut])
-            pending = (q[cut:], d[cut:], scores[cut:])
+    pending = None
+    for batch in _batches(pa, raw):
+        q, d, scores = _columns(pa, pc, batch)
         if pending is not None:
-            segment(*pending)
-    except (_Irregular, pa.ArrowException):
+            q, d = (pa.concat_arrays([a, b]) for a, b in zip(pending[:2], (q, d)))
+            scores = np.concatenate([pending[2], scores])
+        cut = _starts(pc, q)[-1]  # the last query may go on in the next block
+        segment(q[:cut], d[:cut], scores[:cut])
+        pending = (q[cut:], d[cut:], scores[cut:])
+    if pending is not None:
+        segment(*pending)
+
+
+def _grouped(pa, pc, raw, take: Callable) -> None:
+    """Read a run whose queries are interleaved: every line's query as an integer code (in
+    order of first appearance), its doc id and score, then the lines grouped by a stable sort of
+    the codes, handed to ``take`` one block of whole queries at a time.  The line reader's dict
+    has the same order (queries by first appearance, each query's lines in file order).  Memory:
+    the doc ids as read (once more while they are joined into one array), 20 bytes a line, and
+    one block; a fraction of the file's size, where the dict of the line reader takes 8 times
+    it."""
+    index: dict = {}  # query id -> code, in order of first appearance
+    codes, docs, scores = [], [], []
+    for batch in _batches(pa, raw):
+        q, d, s = _columns(pa, pc, batch)
+        enc = pc.dictionary_encode(q)
+        seen = enc.dictionary.cast(pa.string()).to_pylist()  # this batch's queries
+        lut = np.fromiter((index.setdefault(n, len(index)) for n in seen), dtype=np.int64,
+                          count=len(seen))
+        codes.append(lut[_numpy(enc.indices, np.int32)].astype(np.int32))
+        docs.append(d)
+        scores.append(s)
+    names = list(index)
+    if not names:
+        return
+    if any(name.startswith("#") for name in names):
+        raise _Irregular  # a comment line
+    code = np.concatenate(codes)
+    codes.clear()
+    bounds = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(code, minlength=len(names)), out=bounds[1:])
+    order = np.argsort(code, kind="stable")
+    del code
+    flat = np.concatenate(scores)
+    scores.clear()
+    docs = pa.concat_arrays(docs)
+    rows, lo = max(_BLOCK_BYTES // 64, 1), 0
+    while lo < len(names):
+        hi = max(int(np.searchsorted(bounds, bounds[lo] + rows, side="right")) - 1, lo + 1)
+        at = order[bounds[lo]:bounds[hi]]
+        take(pa, pc, docs.take(_arrow(pa, at)), flat[at], bounds[lo:hi] - bounds[lo],
+             names[lo:hi])
+        lo = hi
+
+
+def _scan(open_binary: Callable, start: Callable) -> bool:
+    """Read a plain run (module docstring), calling ``take(pa, pc, doc ids, scores, starts,
+    query ids)`` on one block of complete queries at a time, where ``take = start()``; a run
+    whose queries are interleaved is read again, grouped (:func:`_grouped`), with a fresh
+    ``start()``.  False when pyarrow is missing or the file is not plain (the caller then runs
+    the line reader)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
         return False
-    finally:
-        raw.close()
-    return True
+    for read in (_streamed, _grouped):
+        try:
+            raw = open_binary()
+        except (InputError, OSError):
+            return False
+        try:
+            read(pa, pc, raw, start())
+            return True
+        except _Interleaved:
+            continue
+        except (_Irregular, pa.ArrowException):
+            return False
+        finally:
+            raw.close()
+    return False
 
 
 def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | None:
@@ -334,11 +410,16 @@ def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | N
         return None  # grades or ids a file cannot hold: the line reader says what it makes of them
     if not judgments:
         return None
-    join = _Join(judgments)
-    if not _scan(open_binary, join.add):
+    joins: list = []
+
+    def start() -> Callable:
+        joins[:] = [_Join(judgments)]  # a second scan (grouped) drops the first one's join
+        return joins[0].add
+
+    if not _scan(open_binary, start):
         return None
     try:
-        return join.finish(pa, missing)
+        return joins[0].finish(pa, missing)
     except _Irregular:  # a qrels-only query's grades: the line reader reports them
         return None
 
@@ -350,6 +431,10 @@ def run_dict(open_binary: Callable) -> dict | None:
         return None
     run: dict = {}
 
+    def start() -> Callable:
+        run.clear()
+        return take
+
     def take(pa, pc, d, scores, starts, names) -> None:
         docs, values = d.cast(pa.string()).to_pylist(), scores.tolist()
         ends = [*starts[1:].tolist(), len(docs)]
@@ -358,7 +443,7 @@ def run_dict(open_binary: Callable) -> dict | None:
             if len(run[name]) != hi - lo:
                 raise _Irregular  # a document listed twice for a query
 
-    return run if _scan(open_binary, take) and run else None
+    return run if _scan(open_binary, start) and run else None
 
 
 def _qrels_kind(chunk: bytes) -> tuple | None:

@@ -5,21 +5,21 @@ ids, and reports bad input with the file and line.  The text rules are those of 
 (UTF-8, a leading BOM ignored, gzip streamed under the decompression-bomb guard); each JSONL
 line is one JSON object with an ``_id`` (duplicate keys and too deep nesting are errors).
 
-:func:`write_beir` writes such a folder (every file atomically, :mod:`.outputs`): what
+:func:`write_beir` writes such a folder (all its files as one unit, :mod:`.outputs`): what
 ``mteb-stratified generate`` writes its output with.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from importlib import resources
 
 from ..core.errors import InputError
 from .files import numbered_lines, parse_json, read_qrels
-from .outputs import atomic_write, atomic_write_text
+from .outputs import write_together
 
 __all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path",
            "dataset_folder", "find_file", "read_jsonl", "write_beir", "qrels_tsv"]
@@ -164,9 +164,11 @@ def load_beir(folder: "str | os.PathLike", split: str = "test", *, corpus: bool 
 
 
 def write_beir(folder: "str | os.PathLike", *, corpus: dict | None = None, queries=None,
-               copied: dict | None = None, qrels: dict | None = None) -> dict:
-    """Write a BEIR folder; each part is written only when given, each file atomically
-    (:func:`~.outputs.atomic_write`), in this order:
+               copied: dict | None = None, qrels: dict | None = None,
+               extra: "list[tuple[str, bytes]] | None" = None) -> dict:
+    """Write a BEIR folder as one unit (:func:`~.outputs.write_together`: a kill leaves the
+    old files or some of the new ones, never an old file beside a new one); each part is
+    written only when given:
 
     * ``corpus`` ``{doc_id: fields}`` → ``corpus.jsonl.gz``: one ``{"_id": doc_id, **fields}``
       line per document, sorted by id, gzip with no timestamp (the same corpus, the same bytes);
@@ -174,7 +176,9 @@ def write_beir(folder: "str | os.PathLike", *, corpus: dict | None = None, queri
     * ``copied`` ``{split: path}`` → each qrels file copied **byte for byte** into ``qrels/``
       under its own file name (``.tsv`` or ``.tsv.gz``);
     * ``qrels`` ``{split: {qid: {doc_id: grade}}}`` → ``qrels/<split>.tsv``: the header, then
-      the queries in their order, each query's documents sorted (:func:`qrels_tsv`).
+      the queries in their order, each query's documents sorted (:func:`qrels_tsv`);
+    * ``extra`` ``[(file name, bytes)]``: more files of the folder written in the same unit
+      (``generate``'s ``coverage.json``).
 
     Rows are JSON with non-ASCII kept (UTF-8).  A split name must be one file name: a name from
     a data file cannot choose where we write (:class:`InputError` otherwise).  Returns the
@@ -187,22 +191,26 @@ def write_beir(folder: "str | os.PathLike", *, corpus: dict | None = None, queri
         _check_split_name(split)
     os.makedirs(qdir, exist_ok=True)
     out: dict = {"corpus": None, "queries": None, "qrels": {}}
+    files: list = []
     if corpus is not None:
         out["corpus"] = os.path.join(folder, "corpus.jsonl.gz")
-        lines = (json.dumps({"_id": d, **corpus[d]}, ensure_ascii=False) + "\n"
-                 for d in sorted(corpus))
-        atomic_write_text(out["corpus"], "".join(lines), gz=True)
+        lines = "".join(json.dumps({"_id": d, **corpus[d]}, ensure_ascii=False) + "\n"
+                        for d in sorted(corpus))
+        files.append((out["corpus"], gzip.compress(lines.encode("utf-8"), mtime=0)))
     if queries is not None:
         out["queries"] = os.path.join(folder, "queries.jsonl")
-        atomic_write_text(out["queries"], "\n".join(json.dumps(row, ensure_ascii=False)
-                                                    for row in queries) + "\n")
+        files.append((out["queries"], ("\n".join(json.dumps(row, ensure_ascii=False)
+                                                  for row in queries) + "\n").encode("utf-8")))
     for split, src in (copied or {}).items():
         out["qrels"][split] = os.path.join(qdir, os.path.basename(src))
-        with open(src, "rb") as fin, atomic_write(out["qrels"][split], "wb") as fout:
-            shutil.copyfileobj(fin, fout)
+        with open(src, "rb") as fin:
+            files.append((out["qrels"][split], fin.read()))
     for split, judged in (qrels or {}).items():
         out["qrels"][split] = os.path.join(qdir, f"{split}.tsv")
-        atomic_write_text(out["qrels"][split], qrels_tsv(judged))
+        files.append((out["qrels"][split], qrels_tsv(judged).encode("utf-8")))
+    for name, data in extra or ():
+        files.append((os.path.join(folder, os.path.basename(name)), data))
+    write_together(files)
     return out
 
 

@@ -8,10 +8,12 @@ the line and the fix; :func:`read_run_arrays` streams a TREC run straight into
 Text
 ----
 Files are UTF-8, read line by line (lines end with ``\\n``; a ``\\r`` before it is dropped); a
-leading byte order mark is ignored; blank lines are skipped.  Bad UTF-8 is reported with its
-line and its byte offset in the (decompressed) file.  A plain TREC run (single spaces, 6
-fields, ...: :mod:`._vectorised`) is parsed by pyarrow's C reader instead, with the same result;
-any other file, and every error, goes through the line reader, the reference.
+leading byte order mark is ignored, two are refused; blank lines are skipped (:mod:`._text`:
+the one reading of BOMs, blank lines, comments and whitespace, shared with the fast path).
+Bad UTF-8 is reported with its line and its byte offset in the (decompressed) file.  A plain
+TREC run (single spaces, 6 fields, ...: :mod:`._vectorised`) is parsed by pyarrow's C
+reader instead, with the same result; any other file, and every error, goes through the line
+reader, the reference.
 
 Formats
 -------
@@ -95,6 +97,7 @@ import numpy as np
 
 from ..core.arrays import from_blocks, from_dicts
 from ..core.errors import InputError, InputWarning
+from . import _text
 from ._judgments import Judgments
 from ._vectorised import qrels_table as _fast_qrels, run_arrays as _fast_run_arrays
 from ._vectorised import run_dict as _fast_run_dict
@@ -105,7 +108,6 @@ __all__ = ["read_run", "read_run_arrays", "read_qrels", "read_judgments", "write
            "numbered_lines", "read_bytes", "utf8_error", "parse_json", "GZIP_RATIO",
            "GZIP_FLOOR_BYTES", "GZIP_RATIO_ENV", "NUMBER", "INTEGER"]
 
-_BOM = b"\xef\xbb\xbf"
 #: Default bound of decompressed size / compressed size for gzip input.
 GZIP_RATIO = 100.0
 #: Decompressed sizes up to this never trip the ratio guard (beyond it the ratio is checked
@@ -115,6 +117,9 @@ GZIP_FLOOR_BYTES = 16 * 2**20
 MAX_LINE_BYTES = 16 * 2**20
 #: Environment variable that overrides :data:`GZIP_RATIO` (read at call time).
 GZIP_RATIO_ENV = "MTEB_STRATIFIED_MAX_GZIP_RATIO"
+#: A run that takes the dict path (interleaved and not plain) and is larger than this gets a
+#: note: it is read whole into dicts, several times its size in memory.
+DICT_NOTE_BYTES = 64 * 2**20
 
 
 def _gzip_ratio(max_gzip_ratio: float | None) -> float:
@@ -321,7 +326,8 @@ def _raw_lines(path: str, comments: bool,
                max_gzip_ratio: float | None) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, byte offset, raw bytes)`` of every non-blank line (and, with
     ``comments``, not a line whose first non-blank byte is ``#``: trec_eval's run comments),
-    without the line ending; a leading BOM is dropped.  A file without such a line, or with a
+    without the line ending; a leading BOM is dropped (:mod:`._text`: one reading of BOMs, blank
+    lines and comments with the fast path).  A file without such a line, a second BOM, or a
     line beyond :data:`MAX_LINE_BYTES`, is an InputError."""
     pos = 0
     any_line = False
@@ -332,10 +338,10 @@ def _raw_lines(path: str, comments: bool,
                 if len(raw) == limit and not raw.endswith(b"\n"):
                     raise long_line(path, number)
                 start, pos = pos, pos + len(raw)
-                if number == 1 and raw.startswith(_BOM):
-                    raw, start = raw[len(_BOM):], start + len(_BOM)
-                stripped = raw.strip()  # bytes.strip(): ASCII whitespace only, as _WS
-                if not stripped or (comments and stripped.startswith(b"#")):
+                if number == 1:
+                    stripped = _text.first_line(raw, path)
+                    raw, start = stripped, start + len(raw) - len(stripped)
+                if _text.is_blank(raw) or (comments and _text.is_run_comment(raw)):
                     continue
                 any_line = True
                 yield number, start, raw.rstrip(b"\n").rstrip(b"\r")
@@ -362,7 +368,7 @@ def numbered_lines(path: "str | os.PathLike", *,
         yield number, _decode(raw, path, number, start)
 
 
-_WS = " \t\n\r\v\f"
+_WS = _text.WHITESPACE.decode()
 _WS_RE = re.compile(r"[ \t\n\r\v\f]+")
 
 
@@ -419,9 +425,7 @@ def _is_json(text: str, kind: str) -> bool:
 
 
 def _read_json(path: str, kind: str, max_gzip_ratio: float | None) -> dict:
-    data = read_bytes(path, max_gzip_ratio=max_gzip_ratio)
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+    data = _text.first_line(read_bytes(path, max_gzip_ratio=max_gzip_ratio), path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -548,8 +552,24 @@ def read_run_arrays(path: "str | os.PathLike", qrels: dict, *, missing: str = "s
         try:
             return from_blocks(qrels, _run_blocks(path, lines), **names)
         except _Interleaved:
-            pass
+            _dict_note(path)
     return from_dicts(qrels, read_run(path, max_gzip_ratio=max_gzip_ratio), **names)
+
+
+def _dict_note(path: str) -> None:
+    """Say why a large run takes the dict path (#46.11): its queries are not contiguous and it
+    is not plain, so the fast path cannot group it."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return
+    if size > DICT_NOTE_BYTES:
+        warnings.warn(InputWarning(
+            f"the run's queries are not contiguous and it is not a plain run (fields separated "
+            f"by single spaces, 6 per line, no comment lines): it is read whole into memory, "
+            f"about 8 times its {size / 2**20:.0f} MiB", source=path,
+            fix="sort it by query (e.g. LC_ALL=C sort -s -k1,1) and write its fields separated "
+                "by single spaces; it then streams"), stacklevel=3)
 
 
 def read_qrels(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
@@ -576,7 +596,7 @@ def _read_qrels_lines(path: str, max_gzip_ratio: float | None) -> dict:
     lines = _raw_lines(path, False, max_gzip_ratio)
     head = []  # the '#' lines before the first data line: comments, unless the file is BEIR
     for body in lines:
-        if not body[2].startswith(b"#"):
+        if not _text.is_qrels_comment(body[2]):
             break
         head.append(body)
     else:
@@ -592,7 +612,7 @@ def _read_qrels_lines(path: str, max_gzip_ratio: float | None) -> dict:
     seen_at: dict = {}
     repeats: list = []  # (line, the line it repeats)
     for number, start, raw in itertools.chain(head, [body], lines):
-        if number == header or (not beir and raw.startswith(b"#")):
+        if number == header or (not beir and _text.is_qrels_comment(raw)):
             continue
         line = _decode(raw, path, number, start)
         if beir:
@@ -641,7 +661,8 @@ def write_run(run: dict, path: "str | os.PathLike", tag: str = "mteb-stratified"
 
     Scores are written with ``repr`` so they read back bit-identical (ties survive the trip).
     Ids must be non-empty without whitespace, query ids must not start with ``#`` (the line
-    would read back as a comment), and scores finite, so the file reads back the same:
+    would read back as a comment) nor U+FEFF (on the first line it would read back as the
+    byte-order mark), and scores finite, so the file reads back the same:
     anything else is an InputError, not a file that reads back differently.
     """
     for name in [tag, *run, *(d for docs in run.values() for d in docs)]:
@@ -653,6 +674,10 @@ def write_run(run: dict, path: "str | os.PathLike", tag: str = "mteb-stratified"
             raise InputError(f"query id {qid[:40]!r} cannot be written to a TREC run: a line "
                              "starting with # is a comment to trec_eval and to read_run",
                              fix="rename the query so that its id does not start with #")
+        if qid.startswith("\ufeff"):
+            raise InputError(f"query id {qid[:40]!r} cannot be written to a TREC run: it starts "
+                             "with U+FEFF, which reads back as the file's byte-order mark",
+                             fix="rename the query so that its id does not start with U+FEFF")
     with atomic_write(path, "w", encoding="utf-8") as fh:
         for qid, docs in run.items():
             ranked = sorted(docs.items(), key=lambda kv: (-kv[1], _Desc(kv[0])))

@@ -25,8 +25,9 @@ import csv
 import json
 import math
 import os
-import warnings
 import re
+import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,8 @@ from .numbers import parse_number
 __all__ = ["query_set_of", "recorded_query_set", "load_task_result", "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
            "check_task_name", "check_matches_results", "PER_QUERY_KEYS", "ResultsInput",
-           "expand_results", "resolve_inputs", "read_values", "copy_target"]
+           "expand_results", "resolve_inputs", "read_values", "copy_target",
+           "distinct_results", "distinct_inputs"]
 
 #: The tie-aware values of one measure and query in the per-query CSV.
 PER_QUERY_KEYS = ("expected", "min", "max", "oblivious")
@@ -142,10 +144,16 @@ def is_own_file(path) -> bool:
             or bool(_OWN_PATTERN.fullmatch(name)))
 
 
-def task_result_files(root) -> list[Path]:
+def task_result_files(root, *, skip_unreadable: bool = False) -> list[Path]:
     """Candidate TaskResult files under an output folder: ``root/results/**.json`` when that
     folder exists (mteb's layout; prediction folders are then not read), else
-    ``root/**.json``; the files of :func:`is_own_file` are left out."""
+    ``root/**.json``; the files of :func:`is_own_file` are left out, and links to folders are
+    not followed.
+
+    A folder that cannot be listed, a link to nowhere (or a loop), and a results file or
+    ``model_meta.json`` that cannot be opened or is not a regular file are never passed over
+    in silence: an :class:`InputError` lists each with its reason, or, with
+    ``skip_unreadable``, each is named in a warning and left out."""
     root = Path(root).expanduser()
     if not root.exists():
         raise InputError(f"results folder not found: {root}",
@@ -154,7 +162,73 @@ def task_result_files(root) -> list[Path]:
         raise InputError(f"{root} is a file, not a results folder",
                          fix="give the folder that `mteb run --output-folder` wrote")
     base = root / "results" if (root / "results").is_dir() else root
-    return sorted(p for p in base.rglob("*.json") if not is_own_file(p))
+    files, unreadable = _walk_results(str(base))
+    if unreadable and not skip_unreadable:
+        shown = "; ".join(f"{path} ({why})" for path, why in unreadable[:10])
+        more = f"; and {len(unreadable) - 10} more" if len(unreadable) > 10 else ""
+        raise InputError(f"{len(unreadable)} folder(s) or file(s) under {root} could not be "
+                         f"read, so their results would be missing: {shown}{more}",
+                         fix="make them readable (e.g. chmod -R u+rX FOLDER), remove a broken "
+                             "link, or pass --skip-unreadable to leave them out with a warning")
+    for path, why in unreadable:
+        warnings.warn(InputWarning(f"left out (--skip-unreadable): cannot be read ({why})",
+                                   source=path), stacklevel=2)
+    return sorted(Path(p) for p in files)
+
+
+def _walk_results(base: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """``(files, unreadable)`` under ``base`` for :func:`task_result_files`: the ``*.json``
+    files that are not :func:`is_own_file`, and ``(path, reason)`` of whatever could not be
+    read (``os.scandir`` errors are collected, where ``Path.rglob`` swallowed them)."""
+    files, unreadable, folders = [], [], [base]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda e: e.name)
+        except OSError as exc:
+            unreadable.append((folder, _reason(exc)))
+            continue
+        for entry in entries:
+            link = False
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    continue
+                link = entry.is_symlink()
+                if link:
+                    os.stat(entry.path)  # a link to nowhere, or a loop
+            except OSError as exc:
+                why = _reason(exc)
+                unreadable.append((entry.path, f"a broken link: {why}" if link else why))
+                continue
+            own = is_own_file(entry.name)
+            if not entry.name.endswith(".json") or (own and entry.name not in _OWN_NAMES):
+                continue  # a link to a folder, another file, a prediction file
+            why = _open_problem(entry.path)  # model_meta.json too: it names the model
+            if why is not None:
+                unreadable.append((entry.path, why))
+            elif not own:
+                files.append(entry.path)
+    return files, sorted(unreadable)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _open_problem(path: str) -> str | None:
+    """Why the file at ``path`` cannot be read (it does not open, or it is not a regular
+    file), else None; opened without blocking (a FIFO would block) and closed at once."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return _reason(exc)
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 def model_of(path) -> tuple[str, str]:
@@ -431,14 +505,15 @@ class ResultsInput:
     per_query: str
 
 
-def expand_results(specs, task: str) -> list[str]:
+def expand_results(specs, task: str, *, skip_unreadable: bool = False) -> list[str]:
     """Result files for the RESULTS arguments: a folder stands for every ``task`` TaskResult
-    under it (mteb layout), a file for itself."""
+    under it (mteb layout; what cannot be read is an error, or a warning with
+    ``skip_unreadable``: :func:`task_result_files`), a file for itself."""
     out: list[str] = []
     for spec in specs:
         if os.path.isdir(spec):
             found, other, unreadable = [], set(), []
-            for path in task_result_files(spec):
+            for path in task_result_files(spec, skip_unreadable=skip_unreadable):
                 try:
                     name = load_task_result(path)["task_name"]
                 except InputError as exc:  # the folder may hold other JSON files
@@ -488,6 +563,49 @@ def resolve_inputs(paths, per_query=None, *, prediction_folder=None) -> list[Res
                              fix="give the <Task>_per_query.csv of this run")
         out.append(ResultsInput(path, data, model, revision, csv_path))
     return out
+
+
+def distinct_results(entries) -> list[int]:
+    """The indices of ``entries`` to keep, one per result.  Each entry is ``(identity, path,
+    scores)``: ``identity`` starts with the model, the revision (both as :func:`model_of` reads
+    them: ``model_meta.json``, else the folder names ``<org__model>/<revision>/``) and the
+    task, and holds whatever else makes two results one row or one system (a query set).
+
+    Two files of one identity with the same scores are a copy: the first is kept and the
+    other named in a warning.  With different scores neither can be chosen: an
+    :class:`InputError` naming both files (``leaderboard`` and ``report`` share this check)."""
+    first: dict = {}
+    keep: list[int] = []
+    for i, (identity, path, scores) in enumerate(entries):
+        text = json.dumps(scores, sort_keys=True, default=str)  # NaN equals NaN here
+        if identity not in first:
+            first[identity] = (path, text)
+            keep.append(i)
+            continue
+        other, other_text = first[identity]
+        model, revision, task = identity[:3]
+        if text == other_text:
+            warnings.warn(InputWarning(f"left out: a copy of {other} (the same scores of "
+                                       f"{model}, revision {revision}, on {task})",
+                                       source=str(path)), stacklevel=2)
+            continue
+        raise InputError(f"{other} and {path} hold different scores of the same model and "
+                         f"revision ({model}, revision {revision}) on {task}, so neither can "
+                         "be chosen", fix="move the run you do not mean out of the folder, or "
+                                          "give each run its own revision (its "
+                                          "<org__model>/<revision>/ folder and model_meta.json)")
+    return keep
+
+
+def distinct_inputs(paths: list[str]) -> list[str]:
+    """The results files ``paths`` with a copy of a result left out, and two different results
+    of one model, revision and task refused (:func:`distinct_results`), before any per-query
+    CSV is looked for."""
+    entries = []
+    for path in paths:
+        data = load_task_result(path)
+        entries.append(((*model_of(path), str(data["task_name"])), path, data["scores"]))
+    return [paths[i] for i in distinct_results(entries)]
 
 
 def read_values(item: ResultsInput, measure: str, *, split: str) -> dict:

@@ -7,7 +7,8 @@ extractor) and :mod:`mteb_stratified.generation` (query writer, judge, verifier)
 * :mod:`.endpoint` — :class:`ChatEndpoint`, :func:`ask_json` (the one re-ask path) and
   :func:`resolve_settings` (the one reader of ``OPENAI_*``);
 * :mod:`.transport` — what a provider returns and raises;
-* :mod:`.openai_provider` — the OpenAI-compatible provider (the default);
+* :mod:`.openai_provider` — the OpenAI-compatible provider (the default; each answer's body is
+  bounded, ``DEFAULT_MAX_ANSWER_BYTES`` unless told, counted as it is read);
 * :mod:`.cache` — :class:`AnswerCache`, the one crash-safe SQLite cache (a damaged file is set
   aside and rebuilt from its readable records on open; ``retry_failed`` clears failures);
 * :mod:`.json_repair` — :func:`repair_json`.
@@ -19,8 +20,9 @@ To add a provider: implement ``complete(...)`` as :mod:`.openai_provider` does a
 from .cache import AnswerCache, cache_key
 from .endpoint import DEFAULT_REASK, ChatEndpoint, ask_json, resolve_settings
 from .json_repair import repair_json
-from .transport import Completion, Misconfigured, Permanent, Refused, Transient
+from .transport import (DEFAULT_MAX_ANSWER_BYTES, Completion, Misconfigured, Permanent, Refused,
+                        TooLarge, Transient)
 
 __all__ = ["AnswerCache", "cache_key", "ChatEndpoint", "ask_json", "resolve_settings",
            "DEFAULT_REASK", "repair_json", "Completion", "Permanent", "Refused", "Misconfigured",
-           "Transient"]
+           "Transient", "TooLarge", "DEFAULT_MAX_ANSWER_BYTES"]

@@ -268,7 +268,9 @@ class AnswerCache:
             raise ValueError(f"bad cache table name {table!r}")
         self.path, self.table, self.timeout = os.fspath(path), table, float(timeout)
         self._lock = threading.Lock()
-        with self._errors():
+        # the checks, the repair and the migration read the file and rewrite it: one process
+        # at a time (a second one waits), so two jobs opening one damaged cache lose nothing
+        with self._open_lock(), self._errors():
             problem = self._damage()
             if problem:
                 self._rebuild(problem)
@@ -278,6 +280,17 @@ class AnswerCache:
             self._db.commit()
             self._db.execute("BEGIN IMMEDIATE")  # fail now, not at the first paid answer, when
             self._db.rollback()                  # the file is read-only or held by a writer
+
+    def _open_lock(self):
+        """The lock held while the cache is opened (:func:`~..io.lock.file_lock`, waiting up
+        to ``timeout``); none in a folder we cannot write (nothing is repaired there: the open
+        ends in the read-only error)."""
+        from ..io.lock import file_lock
+
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if os.path.isdir(folder) and not os.access(folder, os.W_OK):
+            return contextlib.nullcontext()
+        return file_lock(self.path, timeout=self.timeout, what="the LLM answer cache's open")
 
     @contextlib.contextmanager
     def _errors(self):

@@ -10,14 +10,18 @@ exponential backoff and jitter (``Retry-After`` honoured).  What still fails is 
 * :class:`~mteb_stratified.core.errors.EndpointUnreachable` — no answer at all on any try
   (connection refused, DNS, timeouts): it says how to check the server;
 * :class:`~mteb_stratified.core.errors.EndpointError` — the server answered, but kept failing
-  (429, 5xx, malformed bodies);
+  (429, 5xx, malformed bodies), or sent an answer larger than ``max_answer_bytes``
+  (``--max-answer-mib``; not read past the bound, not retried, never cached);
 * :class:`~mteb_stratified.core.errors.InputError` — the key was refused (401/403), the
-  endpoint is not where the settings point (404, a redirect), or no model or key was given:
-  the user's settings;
+  endpoint is not where the settings point (404, a redirect), or no model or key was given,
+  or the key cannot be sent in an HTTP header (a line break, a space, a character that is not
+  ASCII; refused before any request): the user's settings;
 * :class:`Permanent` — the request itself was rejected (other 4xx); callers record it.
 
 :func:`ask_json` is the re-ask path shared by the entity extractor and query generation: one
-call, a parse, and one re-ask with a fixed prompt when the answer holds nothing usable.
+call, a parse, and one re-ask with a fixed prompt when the answer holds nothing usable (the
+answer sent back is cut at :data:`REASK_ECHO_CHARS` characters: a re-ask is never the size of a
+runaway answer).
 
 To add a provider (another API than OpenAI's): give it ``complete(model=..., messages=...,
 temperature=..., max_tokens=...) -> Completion`` raising the exceptions below, and pass it as
@@ -34,12 +38,40 @@ from typing import Callable
 
 from ..core.errors import EndpointError, EndpointUnreachable, InputError
 from .openai_provider import OpenAIProvider
-from .transport import Completion, Misconfigured, Permanent, Refused, Transient
+from .transport import (DEFAULT_MAX_ANSWER_BYTES, Completion, Misconfigured, Permanent, Refused,
+                        TooLarge, Transient)
 
 __all__ = ["ChatEndpoint", "Completion", "Transient", "Permanent", "Refused", "Misconfigured",
-           "ask_json", "resolve_settings", "DEFAULT_REASK"]
+           "TooLarge", "ask_json", "resolve_settings", "DEFAULT_REASK", "REASK_ECHO_CHARS",
+           "DEFAULT_MAX_ANSWER_BYTES", "check_api_key"]
 
 DEFAULT_REASK = "That was not valid JSON. Reply with only the JSON object and nothing else."
+#: the most characters of a bad answer sent back in its re-ask (an answer of thousands of
+#: tokens is shorter; what is cut is said in the message)
+REASK_ECHO_CHARS = 16_384
+
+_NAMES = {"\n": "a line break (\\n)", "\r": "a carriage return (\\r)", "\t": "a tab",
+          " ": "a space", "\x00": "a NUL byte"}
+
+
+def check_api_key(key: str, source: str) -> None:
+    """Refuse (:class:`InputError`, naming ``source``: the option or variable it came from) a
+    key that cannot be sent in an HTTP header: anything but printable ASCII without spaces.
+    The key itself is never quoted, only the position and kind of the character."""
+    for i, ch in enumerate(key):
+        if "!" <= ch <= "~":
+            continue
+        kind = _NAMES.get(ch) or (f"the character {ch!r} (U+{ord(ch):04X})" if ch.isprintable()
+                                  else f"the control character U+{ord(ch):04X}")
+        where = ("at its end" if i == len(key) - 1 else "at its start" if i == 0
+                 else f"at character {i + 1} of {len(key)}")
+        fix = ("remove it: a key read from a file keeps the file's line break, e.g. "
+               "OPENAI_API_KEY=\"$(tr -d '\\r\\n' < key.txt)\"" if ch in "\r\n" else
+               "remove the whitespace: an API key holds none" if ch.isspace() else
+               "an HTTP header carries ASCII only: copy the key again from its source "
+               "(a typographic character may have replaced one of its own)")
+        raise InputError(f"the API key holds {kind} {where}, which an HTTP header cannot "
+                         "carry (nothing was sent)", source=source, fix=fix)
 
 
 def resolve_settings(base_url: str | None = None, model: str | None = None,
@@ -66,7 +98,8 @@ class ChatEndpoint:
                  price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
                  what: str = "the LLM endpoint",
                  alternative: str = "point --base-url at a running OpenAI-compatible server",
-                 client=None, provider=None) -> None:
+                 client=None, provider=None,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.what, self.alternative = what, alternative
         self.base_url, self.model, key = resolve_settings(base_url, model, api_key)
         if not self.model:
@@ -77,7 +110,13 @@ class ChatEndpoint:
                 f"no API key for {what}",
                 fix="set OPENAI_API_KEY or pass --api-key (any value, e.g. 'none', for a "
                     f"local server), or {alternative}")
+        if key and client is None and provider is None:
+            check_api_key(key, "--api-key" if api_key else "$OPENAI_API_KEY")
         self.api_key = key
+        if int(max_answer_bytes) < 1:
+            raise InputError(f"the bound on an answer's size must be positive, got "
+                             f"{max_answer_bytes}", fix="e.g. --max-answer-mib 8")
+        self.max_answer_bytes = int(max_answer_bytes)
         self.max_tokens = int(max_tokens)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -87,7 +126,8 @@ class ChatEndpoint:
         self.price_out = float(price_out)
         self.temperature = float(temperature)
         if provider is None:
-            provider = OpenAIProvider(self.base_url, self.api_key, self.timeout, client=client)
+            provider = OpenAIProvider(self.base_url, self.api_key, self.timeout, client=client,
+                                      max_answer_bytes=self.max_answer_bytes)
         self.provider = provider
         self._lock = threading.Lock()
         self._usage = {"requests": 0, "retries": 0, "reasks": 0, "cached": 0,
@@ -118,7 +158,7 @@ class ChatEndpoint:
             return self.provider.complete(
                 model=self.model, messages=messages, temperature=self.temperature,
                 max_tokens=self.max_tokens if max_tokens is None else max_tokens)
-        except (Transient, Permanent, Refused, Misconfigured) as exc:
+        except (Transient, Permanent, Refused, Misconfigured, TooLarge) as exc:
             key = self.api_key or ""
             if len(key) >= 8:  # shorter ones are placeholders ("none") for local servers
                 exc.args = tuple(str(a).replace(key, "***") for a in exc.args)
@@ -148,6 +188,8 @@ class ChatEndpoint:
                                  fix="check OPENAI_API_KEY / --api-key") from None
             except Misconfigured as exc:
                 raise InputError(str(exc), source=self.where, fix=exc.fix) from None
+            except TooLarge as exc:
+                raise self._too_large(exc) from None
             self.count(prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
             return done
         check = (f"that the server runs and answers at {self.where} (e.g. curl "
@@ -161,6 +203,18 @@ class ChatEndpoint:
         raise EndpointError(f"{self.what} kept failing after {self.max_retries} retries "
                             f"({last})", endpoint=self.where, check=check)
 
+    def _too_large(self, exc: TooLarge) -> EndpointError:
+        """An answer over the bound: the run stops (not retried: the same request would get
+        the same answer; nothing of it is cached)."""
+        mib = exc.bound / (1 << 20)
+        return EndpointError(
+            f"{self.what} got an answer it did not keep: {exc}",
+            endpoint=self.where,
+            check=f"the server (a chat completion of {self.max_tokens} tokens is a few KB: a "
+                  "much larger one is a server or proxy fault); if such answers are expected, "
+                  f"raise --max-answer-mib (now {mib:g}); answers received so far are cached "
+                  "(rerun to resume)")
+
 
 def ask_json(call: Callable[[list, int], str], messages: list, *,
              parse: Callable[[str], object], reask: str = DEFAULT_REASK,
@@ -169,7 +223,7 @@ def ask_json(call: Callable[[list, int], str], messages: list, *,
     ``parse(answer)``; when that gives None, one re-ask (the answer and ``reask`` appended).
 
     ``call`` decides how an attempt is sent (cached, budgeted, ...); ``attempt`` is 0, then 1
-    for the re-ask.
+    for the re-ask, which carries at most :data:`REASK_ECHO_CHARS` characters of the answer.
     """
     content = call(messages, 0)
     data = parse(content or "")
@@ -177,7 +231,11 @@ def ask_json(call: Callable[[list, int], str], messages: list, *,
         return data, content, 1
     if on_reask is not None:
         on_reask()
-    messages = messages + [{"role": "assistant", "content": content or ""},
+    echo = content or ""
+    if len(echo) > REASK_ECHO_CHARS:
+        echo = (echo[:REASK_ECHO_CHARS]
+                + f"\n[... {len(echo) - REASK_ECHO_CHARS:,} more characters not repeated]")
+    messages = messages + [{"role": "assistant", "content": echo},
                            {"role": "user", "content": reask}]
     content = call(messages, 1)
     return parse(content or ""), content, 2

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Completion", "Transient", "Permanent", "Refused", "Misconfigured"]
+__all__ = ["Completion", "Transient", "Permanent", "Refused", "Misconfigured", "TooLarge",
+           "DEFAULT_MAX_ANSWER_BYTES"]
+
+#: the default bound on one answer's body, decoded (``ChatEndpoint(max_answer_bytes=...)``,
+#: ``--max-answer-mib``): a chat completion of thousands of tokens is tens of KB
+DEFAULT_MAX_ANSWER_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -41,3 +46,12 @@ class Misconfigured(Exception):
     def __init__(self, message: str, fix: str) -> None:
         super().__init__(message)
         self.fix = fix
+
+
+class TooLarge(Exception):
+    """The answer's body (decoded) is larger than the bound: not read past it, never retried
+    (the same request would get the same answer) and never cached."""
+
+    def __init__(self, message: str, bound: int) -> None:
+        super().__init__(message)
+        self.bound = bound

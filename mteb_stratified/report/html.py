@@ -31,7 +31,8 @@ import textwrap
 
 from ..io.markdown import md_cell
 
-__all__ = ["build_report", "write_html", "to_markdown", "render_html", "what_this_says",
+__all__ = ["build_report", "write_html", "write_report_pair", "report_pair_problem",
+           "to_markdown", "render_html", "what_this_says",
            "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib",
            "system_labels"]
 
@@ -991,6 +992,56 @@ def write_html(report: dict, path) -> str:
     with atomic_write(path, encoding="utf-8") as fh:
         fh.write(text)
     return str(path)
+
+
+_STAMP = re.compile(r"<!-- mteb-stratified report pair ([0-9a-f]{20}) -->\n\Z")
+
+
+def _stamped(html_text: str, md_text: str) -> tuple[bytes, bytes]:
+    """The HTML and Markdown of one report, each ending with the same stamp (a hash of both),
+    so a reader can tell whether the two files next to each other come from one run."""
+    import hashlib
+
+    stamp = hashlib.sha256(html_text.encode("utf-8") + b"\0"
+                           + md_text.encode("utf-8")).hexdigest()[:20]
+    line = f"<!-- mteb-stratified report pair {stamp} -->\n"
+    return ((html_text.rstrip("\n") + "\n" + line).encode("utf-8"),
+            (md_text.rstrip("\n") + "\n\n" + line).encode("utf-8"))
+
+
+def write_report_pair(report: dict, html_path, md_path) -> tuple[str, str]:
+    """Write the report's HTML and its Markdown summary as one unit
+    (:func:`~mteb_stratified.io.outputs.write_together`): both are rendered and written to
+    temp files first, the old pair is removed, then both are renamed in; each ends with a
+    shared stamp (:func:`report_pair_problem` checks it).  A kill leaves the old pair, or one
+    file of the new pair and none of the old: never an HTML beside another run's summary."""
+    from ..io.outputs import write_together
+
+    html_bytes, md_bytes = _stamped(render_html(report), to_markdown(report))
+    write_together([(html_path, html_bytes), (md_path, md_bytes)])
+    return str(html_path), str(md_path)
+
+
+def report_pair_problem(html_path, md_path) -> str | None:
+    """None when the HTML and Markdown files are one run's pair (the same stamp); else what
+    is wrong, in words (one missing, unstamped or from another run)."""
+    stamps = []
+    for path in (html_path, md_path):
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(0, 2)
+                fh.seek(max(0, fh.tell() - 200))
+                tail = fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            return f"{path} cannot be read ({exc.strerror})"
+        found = _STAMP.search(tail)
+        if found is None:
+            return f"{path} has no report-pair stamp"
+        stamps.append(found.group(1))
+    if stamps[0] != stamps[1]:
+        return (f"{html_path} and {md_path} come from different runs (stamps {stamps[0]} and "
+                f"{stamps[1]})")
+    return None
 
 
 def _pair_markdown(pair) -> list:

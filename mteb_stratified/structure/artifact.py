@@ -27,7 +27,10 @@ needs it: :mod:`.query_entities`).  A :class:`StructureArtifact` is read-only da
 attributes are never rebound, its metadata and tables are read-only containers, and a changed
 artifact is a new object (:meth:`StructureArtifact.with_bins`).  Every file is written through
 a temp file unique to the process; a damaged file is an :class:`InputError` naming the file and
-line.  Loading checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded
+line.  A save is crash-safe: it removes the old ``metadata.json`` before it replaces the first
+table and writes the new one last, with a completion record (``files``: every table's size and
+sha256), so a folder mixing two builds' files (a save killed part-way, or running now) is
+refused by :meth:`~StructureArtifact.load` with the rebuild command, never used.  Loading checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded
 integers, finite numbers, ordered cut-points; model names, never paths), and that the ids the
 tables hold refer to clusters that exist; a model the metadata names is loaded only from an
 installed package or with the user's consent, never from a folder of that name in the current
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -45,7 +49,7 @@ from typing import Iterable
 
 from ..core.errors import InputError
 from ..io.files import GZIP_RATIO_ENV, numbered_lines, parse_json, read_bytes, utf8_error
-from ..io.outputs import atomic_write
+from ..io.outputs import atomic_write, fsync_dir, remove_orphan_temps
 from .fingerprint import corpus_fingerprint
 from .schema import REBUILD_FIX, REQUEST_BOUNDS, metadata_problem, row_problem
 
@@ -76,13 +80,27 @@ def _dumps(obj) -> str:
     return json.dumps(_clean(obj), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _write_jsonl_gz(path: str, rows: Iterable[dict]) -> None:
+def _jsonl_gz(rows: Iterable[dict]) -> bytes:
+    """The bytes of a table: one JSON row a line, gzip-compressed without a timestamp."""
     raw = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
         for row in rows:
             gz.write((_dumps(row) + "\n").encode("utf-8"))
+    return raw.getvalue()
+
+
+def _write_jsonl_gz(path: str, rows: Iterable[dict]) -> None:
     with atomic_write(path, "wb") as fh:
-        fh.write(raw.getvalue())
+        fh.write(_jsonl_gz(rows))
+
+
+#: The key of metadata.json that records the files of the build it completes (not part of
+#: the in-memory metadata: :meth:`StructureArtifact.save` writes it, ``load`` checks it).
+COMPLETION_KEY = "files"
+
+
+def _record(data: bytes) -> dict:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 _REBUILD = REBUILD_FIX
@@ -201,6 +219,98 @@ _EMPTY_FIX = ("rebuild the artifact with `mteb-stratified structure --corpus BEI
               "DIR` (it holds at least one cluster; for a corpus where none forms, lower "
               "--min-doc-freq / --min-cluster-size or give more documents), or copy it again "
               "from its source")
+
+
+_COMPLETE_FIX = ("rebuild it: `mteb-stratified structure --corpus BEIR_FOLDER --out {dir}` with "
+                 "the settings in its metadata.json 'parameters' (a folder that is not a "
+                 "complete artifact is never reused: it is built again), or copy it again from "
+                 "its source")
+_HEX = frozenset("0123456789abcdef")
+
+
+def _digest(path: str) -> tuple[dict, tuple] | None:
+    """The size and sha256 of the file at ``path`` and its identity (device, inode, size,
+    mtime) as read; None when it cannot be read (the table reader then says why)."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+                size += len(chunk)
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return None
+    return ({"bytes": size, "sha256": digest.hexdigest()},
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _record_problem(record) -> str | None:
+    """What is wrong with the completion record of metadata.json, or None."""
+    if not isinstance(record, dict):
+        return ("metadata.json has no completion record ('files': each table's size and "
+                "sha256, written last by a save), so its tables cannot be checked to come "
+                "from one build (an artifact saved by an earlier version, or a metadata.json "
+                "written by hand)")
+    names = sorted(f"{t}.jsonl.gz" for t in TABLES)
+    if sorted(record) != names:
+        return (f"metadata.json 'files' names {sorted(record)}: expected exactly "
+                f"{', '.join(names)}")
+    for name, entry in sorted(record.items()):
+        ok = (isinstance(entry, dict) and sorted(entry) == ["bytes", "sha256"]
+              and type(entry["bytes"]) is int and entry["bytes"] >= 0
+              and isinstance(entry["sha256"], str) and len(entry["sha256"]) == 64
+              and set(entry["sha256"]) <= _HEX)
+        if not ok:
+            return (f"metadata.json 'files'.{name} is not a table's record: expected "
+                    '{"bytes": SIZE, "sha256": 64 hex digits}')
+    return None
+
+
+def _check_complete(directory: str, metadata: dict, digests: dict) -> None:
+    """The tables read are the ones metadata.json records (size and sha256, taken as each was
+    read, and unchanged while it was parsed); else an InputError naming the first table that
+    differs: the folder mixes two builds (a save interrupted, or running now)."""
+    meta_path = os.path.join(directory, "metadata.json")
+    fix = _COMPLETE_FIX.format(dir=directory)
+    record = metadata.get(COMPLETION_KEY)
+    problem = _record_problem(record)
+    if problem:
+        raise InputError(problem, source=meta_path, fix=fix)
+    for table in TABLES:
+        name = f"{table}.jsonl.gz"
+        path = os.path.join(directory, name)
+        got, identity = digests[table] or ({"bytes": -1, "sha256": "?"}, None)
+        want = record[name]
+        if identity is None or _identity(path) != identity:
+            raise InputError(f"{name} changed while it was read (a save into this folder is "
+                             "running?): it is not used", source=path, fix=fix)
+        if got != want:
+            raise InputError(
+                f"{name} is not the table metadata.json records ({got['bytes']} bytes, sha256 "
+                f"{got['sha256'][:16]}…; recorded: {want['bytes']} bytes, sha256 "
+                f"{want['sha256'][:16]}…): the folder mixes files of two builds (a save into "
+                "it was interrupted, or is running now), so it is not used",
+                source=path, fix=fix)
+
+
+def _no_metadata(directory: str) -> InputError:
+    """The error for a folder without metadata.json: an interrupted save when tables are
+    there, else not an artifact."""
+    if any(os.path.exists(os.path.join(directory, f"{t}.jsonl.gz")) for t in TABLES):
+        return InputError("an incomplete structure artifact: its tables are there but not "
+                          "metadata.json, which a save removes first and writes last (a save "
+                          "into this folder was interrupted, or is running now)",
+                          source=directory, fix=_COMPLETE_FIX.format(dir=directory))
+    return InputError("not a structure artifact (no metadata.json)", source=directory,
+                      fix="build one with `mteb-stratified structure --corpus ... --out DIR`")
 
 
 def _check_ids(directory: str, tables: dict, lines: dict) -> None:
@@ -441,21 +551,46 @@ class StructureArtifact:
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, directory: str) -> str:
+        """Write the artifact into ``directory``, crash-safe: a kill at any moment leaves the
+        folder holding the old artifact, the new one, or no ``metadata.json`` (which ``load``
+        refuses): never one build's metadata with another's tables.
+
+        Every table is made in memory first; then the old ``metadata.json`` (the completion
+        marker) is removed and the folder synced before the first table is replaced; each
+        table is written atomically; ``metadata.json`` comes last, recording every table's
+        size and sha256 (:data:`COMPLETION_KEY`), which :meth:`load` checks.  Temp files a
+        killed save left in the folder are removed first
+        (:func:`~mteb_stratified.io.outputs.remove_orphan_temps`)."""
         os.makedirs(directory, exist_ok=True)
-        _write_jsonl_gz(os.path.join(directory, "entities.jsonl.gz"), self.entities)
-        _write_jsonl_gz(os.path.join(directory, "doc_entities.jsonl.gz"),
-                        ({"doc_id": d, "entities": sorted(self.doc_entities[d])}
-                         for d in sorted(self.doc_entities)))
-        _write_jsonl_gz(os.path.join(directory, "clusters.jsonl.gz"), self.clusters)
-        _write_jsonl_gz(os.path.join(directory, "cluster_levels.jsonl.gz"), self.cluster_levels)
-        _write_jsonl_gz(os.path.join(directory, "doc_clusters.jsonl.gz"),
-                        ({"doc_id": d, "weights": {str(c): w for c, w in
-                                                   sorted(self.doc_cluster_weights[d].items())}}
-                         for d in sorted(self.doc_cluster_weights)))
-        # metadata last: its presence marks a complete artifact
-        with atomic_write(os.path.join(directory, "metadata.json"), "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(_clean(self.metadata), sort_keys=True, ensure_ascii=False,
-                                indent=1) + "\n")
+        remove_orphan_temps(directory)
+        tables = {
+            "entities": _jsonl_gz(self.entities),
+            "doc_entities": _jsonl_gz({"doc_id": d, "entities": sorted(self.doc_entities[d])}
+                                      for d in sorted(self.doc_entities)),
+            "clusters": _jsonl_gz(self.clusters),
+            "cluster_levels": _jsonl_gz(self.cluster_levels),
+            "doc_clusters": _jsonl_gz(
+                {"doc_id": d, "weights": {str(c): w for c, w in
+                                          sorted(self.doc_cluster_weights[d].items())}}
+                for d in sorted(self.doc_cluster_weights)),
+        }
+        metadata = {k: v for k, v in self.metadata.items() if k != COMPLETION_KEY}
+        metadata[COMPLETION_KEY] = {f"{t}.jsonl.gz": _record(tables[t]) for t in TABLES}
+        text = json.dumps(_clean(metadata), sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+        meta_path = os.path.join(directory, "metadata.json")
+        try:
+            os.unlink(meta_path)  # the folder is not a complete artifact from here on
+        except FileNotFoundError:
+            pass
+        fsync_dir(directory)
+        for table in TABLES:
+            with atomic_write(os.path.join(directory, f"{table}.jsonl.gz"), "wb") as fh:
+                fh.write(tables[table])
+        fsync_dir(directory)
+        # metadata last: its presence marks a complete artifact, and it names every table
+        with atomic_write(meta_path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        fsync_dir(directory)
         return directory
 
     @classmethod
@@ -464,9 +599,7 @@ class StructureArtifact:
         directory = os.fspath(directory)
         meta_path = os.path.join(directory, "metadata.json")
         if not os.path.exists(meta_path):
-            raise InputError("not a structure artifact (no metadata.json)", source=directory,
-                             fix="build one with `mteb-stratified structure --corpus ... "
-                                 "--out DIR`")
+            raise _no_metadata(directory)
         metadata = _read_metadata(meta_path)
         found = metadata.get("format")
         if found != ARTIFACT_FORMAT:
@@ -481,16 +614,23 @@ class StructureArtifact:
                                  "BEIR_FOLDER --out DIR` (the same settings are kept in its "
                                  "metadata.json 'parameters')")
         _check_metadata(metadata, meta_path)
-        read = {t: _read_jsonl_gz(os.path.join(directory, f"{t}.jsonl.gz"), t) for t in TABLES}
+        digests, read = {}, {}
+        for t in TABLES:  # each table's checksum as it is read: checked against the record
+            path = os.path.join(directory, f"{t}.jsonl.gz")
+            digests[t] = _digest(path)
+            read[t] = _read_jsonl_gz(path, t)
         tables = {t: rows for t, (rows, _) in read.items()}
         _check_ids(directory, tables, {t: lines for t, (_, lines) in read.items()})
         entities, clusters = tables["entities"], tables["clusters"]
         doc_entities = {r["doc_id"]: r["entities"] for r in tables["doc_entities"]}
         weights = {r["doc_id"]: r["weights"] for r in tables["doc_clusters"]}
+        tree = _tree_of(tables["cluster_levels"], len(clusters),
+                        os.path.join(directory, "cluster_levels.jsonl.gz"))
+        _check_complete(directory, metadata, digests)  # never one build's metadata, another's rows
+        metadata = {k: v for k, v in metadata.items() if k != COMPLETION_KEY}
         art = cls(metadata, entities, doc_entities, clusters, weights, tables["cluster_levels"],
                   source=meta_path)
-        art.__dict__["_tree"] = _tree_of(art.cluster_levels, art.n_clusters,
-                                         os.path.join(directory, "cluster_levels.jsonl.gz"))
+        art.__dict__["_tree"] = tree
         if corpus is not None:
             art.check_corpus(corpus, source=directory)
         return art

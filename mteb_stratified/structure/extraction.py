@@ -6,7 +6,8 @@ Each document gives one row ``{"doc_id", "entities": [[name, description], ...],
 the document itself defines (:func:`.normalise.normalised_names`, the same step queries go
 through).  With a work folder, rows are appended to ``extraction.jsonl`` per chunk (fsynced);
 ``work.json`` holds the key of the corpus, extractor and normaliser settings, and a different
-key starts over.
+key starts over.  The work folder and its files are never followed through a symbolic link
+(one planted there is an :class:`InputError`), so nothing outside the output folder is written.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Iterator
 
 import numpy as np
 
+from ..core.errors import InputError
+from ..io.lock import open_no_follow
 from ..io.outputs import atomic_write
 from .fingerprint import corpus_fingerprint, settings_hash
 from .normalise import NORMALISER_VERSION, find_abbreviations, normalised_names
@@ -32,7 +35,7 @@ class Checkpoint:
     def __init__(self, work: str, key: str) -> None:
         self.path = os.path.join(work, "extraction.jsonl")
         meta = os.path.join(work, "work.json")
-        os.makedirs(work, exist_ok=True)
+        _work_folder(work)
         if os.path.exists(meta) and _work_key(meta) != key:  # other settings: start over
             os.remove(meta)
             if os.path.exists(self.path):
@@ -44,10 +47,10 @@ class Checkpoint:
     def scan(self) -> Iterator[tuple[dict, int]]:
         """``(row, byte offset)`` of every good row, in file order; a torn or foreign tail
         (a crash, a full disk) is cut off the file once the scan ends."""
-        if not os.path.exists(self.path):
+        if not os.path.lexists(self.path):  # a dangling link is refused below
             return
         good = 0
-        with open(self.path, "rb") as fh:
+        with os.fdopen(open_no_follow(self.path, os.O_RDONLY), "rb") as fh:
             for line in fh:
                 if not line.endswith(b"\n"):
                     break  # torn last line from a crash
@@ -59,8 +62,11 @@ class Checkpoint:
                     break  # not a row of ours: keep what came before it
                 yield row, good
                 good += len(line)
-        with open(self.path, "r+b") as fh:
-            fh.truncate(good)
+        fd = open_no_follow(self.path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, good)
+        finally:
+            os.close(fd)
 
     def load(self) -> dict:
         """``{doc_id: row}`` of every good row (a later row of a document wins)."""
@@ -69,7 +75,8 @@ class Checkpoint:
     def append(self, rows: list[dict]) -> list[int]:
         """Append ``rows`` (fsynced); returns each one's byte offset in the file."""
         offsets = []
-        with open(self.path, "ab") as fh:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        with os.fdopen(open_no_follow(self.path, flags), "ab") as fh:
             at = fh.seek(0, os.SEEK_END)
             for row in rows:
                 line = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode()
@@ -79,6 +86,20 @@ class Checkpoint:
             fh.flush()
             os.fsync(fh.fileno())
         return offsets
+
+
+def _work_folder(work: str) -> None:
+    """Create the work folder ``work``; one that is a symbolic link (it would put our files
+    outside the output folder) or a file is an :class:`InputError`."""
+    if os.path.islink(work):
+        raise InputError("refusing to write through a symbolic link: the work folder must be "
+                         "the output folder's own", source=work,
+                         fix="remove the link, then run again")
+    try:
+        os.makedirs(work, exist_ok=True)
+    except FileExistsError:
+        raise InputError("the work folder is a file, not a folder", source=work,
+                         fix="remove or move the file, then run again") from None
 
 
 def _work_key(meta: str):

@@ -31,7 +31,7 @@ from .._optional import require
 from ..core.errors import InputError
 
 __all__ = ["Entity", "EntityExtractor", "SpacyNounChunkExtractor", "KeyBERTExtractor",
-           "DEFAULT_SPACY_MODEL", "spacy_model_dir", "spacy_install_command"]
+           "DEFAULT_SPACY_MODEL", "spacy_model_dir", "spacy_install_command", "text_pieces"]
 
 DESCRIPTION_CHARS = 240
 
@@ -75,6 +75,33 @@ _SKIP_HEAD_POS = frozenset({"DET", "PRON", "NUM", "PUNCT", "ADV", "CCONJ", "SYM"
 
 #: Inputs at least this long are parsed by several processes (start-up costs ~2 s each).
 PARALLEL_MIN_TEXTS = 500
+
+#: A text longer than this is parsed in pieces of at most this many characters, one piece at a
+#: time, cut at a paragraph, line, sentence or word break (spaCy refuses a text over its
+#: ``max_length``, 1,000,000 characters, and parsing one takes about 2.7 GB: a piece of 100,000
+#: takes about 250 MB).  Every piece is parsed: nothing of the text is left out.
+LONG_TEXT_CHARS = 100_000
+_BREAKS = ("\n\n", "\n", ". ", " ")
+
+
+def text_pieces(text: str, limit: int = LONG_TEXT_CHARS) -> list[str]:
+    """``text`` in consecutive pieces of at most ``limit`` characters (``[text]`` when it is
+    not longer), each cut at the last paragraph, line, sentence or word break of its second
+    half, else at ``limit``; joined, they are ``text``."""
+    out, start = [], 0
+    while len(text) - start > limit:
+        end = start + limit
+        cut = end
+        for brk in _BREAKS:
+            at = text.rfind(brk, start + limit // 2, end)
+            if at >= 0:
+                cut = at + len(brk)
+                break
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
+
 
 #: The offline extractor's spaCy model, and the pinned package (in the ``structure`` extra,
 #: pyproject.toml) that brings it.
@@ -216,12 +243,18 @@ class SpacyNounChunkExtractor:
         yield from self._parse(batches)
 
     def _parse(self, batches: Sequence[Sequence[str]]) -> Iterator[list[list[Entity]]]:
+        """The entities of each batch's texts; a text over :data:`LONG_TEXT_CHARS` (or the
+        model's ``max_length``) is parsed here, piece by piece (:func:`text_pieces`), and the
+        others together by ``nlp.pipe``."""
         nlp = self._load()
+        limit = min(LONG_TEXT_CHARS, nlp.max_length)
         sizes = [len(b) for b in batches]
-        docs = nlp.pipe((t for b in batches for t in b), batch_size=self.batch_size,
-                        n_process=self._n_process(sum(sizes)))
-        for size in sizes:
-            yield [self._entities(next(docs)) for _ in range(size)]
+        docs = nlp.pipe((t for b in batches for t in b if len(t) <= limit),
+                        batch_size=self.batch_size, n_process=self._n_process(sum(sizes)))
+        for batch in batches:
+            yield [self._entities(next(docs)) if len(t) <= limit else
+                   [e for piece in text_pieces(t, limit) for e in self._entities(nlp(piece))]
+                   for t in batch]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

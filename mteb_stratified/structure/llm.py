@@ -35,7 +35,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Sequence
 
 from ..core.errors import InputError
-from ..llm import AnswerCache, ChatEndpoint, Permanent, ask_json, cache_key, repair_json
+from ..llm import (DEFAULT_MAX_ANSWER_BYTES, AnswerCache, ChatEndpoint, Permanent, ask_json,
+                   cache_key, repair_json)
 from .extractors import DESCRIPTION_CHARS, Entity
 
 __all__ = ["LLMExtractor", "PROMPT_VERSION", "parse_entities", "repair_json", "AnswerCache"]
@@ -98,13 +99,15 @@ class LLMExtractor:
                  max_backoff: float = 30.0, cache_path: str | None = None,
                  price_in: float = 0.0, price_out: float = 0.0, temperature: float = 0.0,
                  max_chars: int = 4000, reask: bool = True, retry_failed: bool = False,
-                 progress: bool = False, client=None, provider=None) -> None:
+                 progress: bool = False, client=None, provider=None,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
         # what a worker's twin needs (worker_factory): the endpoint's settings, no cache
         self._settings = dict(base_url=base_url, model=model, api_key=api_key,
                               concurrency=concurrency, max_tokens=max_tokens, timeout=timeout,
                               max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
                               price_in=price_in, price_out=price_out, temperature=temperature,
-                              max_chars=max_chars, reask=reask)
+                              max_chars=max_chars, reask=reask,
+                              max_answer_bytes=max_answer_bytes)
         self._custom = client is not None or provider is not None
         self._stored: set = set()  # keys stored by store(): answers paid for by workers
         self._answered: set = set()  # keys whose answer this extractor stored (ok or failed)
@@ -113,7 +116,7 @@ class LLMExtractor:
             max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
             price_in=price_in, price_out=price_out, temperature=temperature,
             what="the LLM extractor", alternative="use --extractor offline (no key, no network)",
-            client=client, provider=provider)
+            client=client, provider=provider, max_answer_bytes=max_answer_bytes)
         # as resolved here (the driver's environment), not again on each worker's node
         self._settings.update(base_url=self.endpoint.where, model=self.endpoint.model,
                               api_key=self.endpoint.api_key)

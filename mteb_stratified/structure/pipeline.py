@@ -27,10 +27,11 @@ import dataclasses
 import os
 import shutil
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.errors import InputError
+from ..core.errors import InputError, InputWarning
 from ..io.corpus_text import doc_text
 from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .embed import EMBEDDING_METHODS
@@ -161,6 +162,27 @@ def _validate(corpus: dict) -> dict:
                          fix="remove them from the corpus or give them a title or text")
     return texts
 
+
+
+def _warn_thin(texts: dict, vocab, n_clusters: int, cfg) -> None:
+    """An :class:`InputWarning` for a structure that maps nothing: no entity passed the filters
+    (a small or a non-English corpus), or one cluster holds every document."""
+    n = len(texts)
+    if not vocab.names:
+        warnings.warn(InputWarning(
+            f"no entity passed the filters in the {n} documents ({len(vocab.doc_freq)} distinct "
+            f"names extracted; a name must be in at least {cfg.min_doc_freq} documents and in "
+            f"at most {cfg.max_doc_share:.0%} of them): the clusters have no entity labels and "
+            "the query-document entity overlap J is 0 for every query",
+            fix="give a larger corpus, or lower --min-doc-freq; for a corpus that is not in "
+                "English, use --extractor llm (the offline extractor reads English only)"),
+            stacklevel=3)
+    if n_clusters == 1:
+        warnings.warn(InputWarning(
+            f"the map has 1 cluster for the {n} documents: every query falls in one stratum, "
+            "so stratifying by it changes nothing",
+            fix="give a larger or more varied corpus, or raise --document-resolution (the "
+                "document map) / --resolution (--clusters entities)"), stacklevel=3)
 
 
 def _check_extracted(rows, work: str | None) -> None:
@@ -337,6 +359,7 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     linked = timed("graph", link_entities, vocab, emb, texts, cfg, graph_emb)
     clusters, tree, docs = _cluster(texts, vocab, linked, graph_emb if graph_emb is not None
                                     else emb, cfg, work, engine, timed)
+    _warn_thin(texts, vocab, clusters.n_clusters, cfg)
     titles = {d: doc_title(corpus[d], texts[d]) for d in texts}
     tables = timed("weights", describe, texts, rows, vocab, linked, clusters, cfg, tree,
                    docs, titles)

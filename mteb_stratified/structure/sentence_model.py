@@ -8,7 +8,7 @@ import os
 from .._optional import require
 
 __all__ = ["DEFAULT_MODEL", "default_model_name", "resolve_model", "load_sentence_model",
-           "quantize_int8", "cpu_bf16_native"]
+           "quantize_int8", "cpu_bf16_native", "hub_miss"]
 
 #: CPU flags (``/proc/cpuinfo``) of bfloat16 dot-product instructions: x86 AVX-512 BF16 and
 #: AMX-BF16, Arm's BF16 extension.  oneDNN runs bfloat16 products without them too (PyTorch's
@@ -47,9 +47,57 @@ def load_sentence_model(name: str | None = None, device: str = "cpu", *, int8: b
     key = (path, device, bool(int8))
     if key not in _LOADED:
         st = require("sentence_transformers", "structure")
-        model = st.SentenceTransformer(path, device=device, local_files_only=os.path.isdir(path))
+        try:
+            model = st.SentenceTransformer(path, device=device,
+                                           local_files_only=os.path.isdir(path))
+        except Exception as exc:  # noqa: BLE001 - a model the hub cannot give is said clearly
+            miss = hub_miss(path, exc)
+            if miss is None:
+                raise
+            raise miss from None
         _LOADED[key] = quantize_int8(model) if int8 else model
     return _LOADED[key]
+
+
+#: huggingface_hub's errors for a model it cannot give: not in the local cache with the hub
+#: offline or out of reach, or no such repository (or a gated or private one).
+_HUB_MISSES = {"OfflineModeIsEnabled": "offline", "LocalEntryNotFoundError": "offline",
+               "RepositoryNotFoundError": "unknown", "GatedRepoError": "gated",
+               "RevisionNotFoundError": "unknown"}
+
+
+def hub_miss(name, exc: BaseException):
+    """An :class:`~mteb_stratified.core.errors.InputError` saying why the Hugging Face hub could
+    not give the model ``name`` (None: the model is not named), when ``exc`` or an error it was
+    raised from is one of huggingface_hub's :data:`_HUB_MISSES`; else None (another failure,
+    kept as it is)."""
+    from ..core.errors import InputError
+
+    kind, seen = None, 0
+    while exc is not None and seen < 20 and kind is None:
+        cls = type(exc)
+        if cls.__module__.startswith("huggingface_hub"):
+            kind = next((_HUB_MISSES[c.__name__] for c in cls.__mro__
+                         if c.__name__ in _HUB_MISSES), None)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    if kind is None:
+        return None
+    model = f"the model {name!r}" if name else "a model this command loads"
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    get = (f"download it once where the hub is reachable (huggingface-cli download "
+           f"{name or 'NAME'})")
+    if kind == "offline":
+        why = ("the hub is offline (HF_HUB_OFFLINE is set)" if offline else
+               "the hub could not be reached")
+        return InputError(f"{model} is not in the local Hugging Face cache, and {why}",
+                          fix=f"{get}, then run again (HF_HUB_OFFLINE may stay set); or give a "
+                              "local model folder instead")
+    model = repr(name) if name else "that this command loads"
+    return InputError(f"the Hugging Face hub has no model {model} that this user may read "
+                      f"({'a gated model' if kind == 'gated' else 'no such repository'})",
+                      fix="check the name (ORG/MODEL, as on huggingface.co), log in "
+                          "(huggingface-cli login) for a gated or private model, or give a "
+                          "local model folder")
 
 
 def cpu_bf16_native(cpuinfo: str = "/proc/cpuinfo") -> bool | None:

@@ -471,8 +471,24 @@ def _structure_cases() -> list[Case]:
     ]
 
 
+def _sibling_cases() -> list[Case]:
+    """The cases kept beside this file, one module per area (``cases_*.py``, each with a
+    ``cases()`` that returns its list), loaded in name order."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    found: list[Case] = []
+    for name in sorted(os.listdir(here)):
+        if name.startswith("cases_") and name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(here, name))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            found += module.cases()
+    return found
+
+
 CASES: list[Case] = (_evaluate_cases() + _option_cases() + _stratify_cases() + _grammar_cases()
-                     + _structure_cases())
+                     + _structure_cases() + _sibling_cases())
 
 
 # -- running a case ---------------------------------------------------------------------------

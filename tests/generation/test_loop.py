@@ -18,7 +18,7 @@ from mteb_stratified.core.strata import LEVELS
 from mteb_stratified.generation import (REASONS, GenerationConfig, QueryWriter, RelevanceJudge,
                                         Target, Verifier, generate_queries, provenance_of,
                                         rank_targets, write_dataset)
-from mteb_stratified.report.generation import write_coverage_markdown
+from mteb_stratified.report.generation import coverage_markdown
 
 
 class PlantedWriter:
@@ -135,8 +135,8 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     # output: the augmented BEIR dataset marks origin and keeps provenance
     out = str(tmp_path / "aug")
     written = write_dataset(out, data, res, provenance=provenance_of(
-        writer, PlantedJudge(None), PlantedVerifier(), GenerationConfig(), art))
-    write_coverage_markdown(out, written["report"], REASONS)  # coverage.md: the CLI's step
+        writer, PlantedJudge(None), PlantedVerifier(), GenerationConfig(), art),
+        markdown=lambda report: coverage_markdown(report, REASONS))  # as the CLI writes it
     rows = [json.loads(x) for x in open(os.path.join(out, "queries.jsonl"))]
     gen = [r for r in rows if r["origin"] == "generated"]
     assert len(gen) == counts["accepted"]

@@ -1,8 +1,9 @@
 """Fuzzing the readers: for any bytes (random, or a valid file mutated), a reader returns
 well-formed dicts (finite scores, integer grades within ±MAX_GRADE) or raises InputError, never
-another exception; the streaming run reader agrees with the dict one, and its vectorised fast
-path with its line reader.  Inputs that once crashed a reader live in ``fuzz_corpus/files/``
-and are replayed here."""
+another exception; the streaming run reader agrees with the dict one, and the vectorised fast
+paths of runs and qrels with their line readers (the differential fuzz, #46.2: one reading of
+every byte, with invisible characters, byte-order marks and small blocks, at a fixed budget).
+Inputs that once crashed a reader live in ``fuzz_corpus/files/`` and are replayed here."""
 
 import gzip
 import math
@@ -15,9 +16,10 @@ from hypothesis import strategies as st
 
 from mteb_stratified.core import InputError
 from mteb_stratified.core.arrays import MAX_GRADE
-from mteb_stratified.io import read_qrels, read_run, write_run
+from mteb_stratified.io import _vectorised, read_qrels, read_run, write_run
 from mteb_stratified.io.beir import read_jsonl
 from tests.io.test_run_arrays import same_arrays
+from tests.io.test_vectorised_qrels import assert_same_qrels
 from tests.io.test_vectorised_readers import assert_same
 
 CORPUS = Path(__file__).parent / "fuzz_corpus" / "files"
@@ -64,21 +66,28 @@ def read_all(path):
         same_arrays(qrels, path)
         for missing in ("skip", "zero"):
             assert_same(path, qrels, missing=missing)  # fast path == line reader
+    assert_same_qrels(path)
 
 
 # A valid run (ties, a query only in the run) and qrels (a query only in the qrels), mutated.
 VALID_RUN = b"".join(f"q{q} Q0 d{d} {d + 1} {(d * 7 % 4) / 2!r} tag\n".encode()
                      for q in range(3) for d in range(5))
 VALID_QRELS = b"q0 0 d1 1\nq0 0 d3 2\nq1 0 d0 1\nq1 0 d9 0\nq7 0 d2 1\n"
+VALID_BEIR = b"query-id\tcorpus-id\tscore\nq0\td1\t1\nq0\td3\t2\nq1\td0\t1\nq7\td2\t1\n"
+VALID = {"run": VALID_RUN, "qrels": VALID_QRELS, "beir": VALID_BEIR}
 RUN_QRELS = {"q0": {"d1": 1, "d3": 2}, "q1": {"d0": 1, "d9": 0}, "q7": {"d2": 1}}
 INSERTS = [b"nan", b"inf", b"-inf", b"1e400", b"#", b"# c", b"\t", b"\xff", b"\xc3", b"\x00",
            b"  ", b" ", b"\r", b"\r\n", b"\n", b"\xef\xbb\xbf", b"\x0b", b"1_0", b"\xc2\xa0",
-           b"q0 Q0 d1 1 0.5 tag\n", b"x y\n"]
+           b"q0 Q0 d1 1 0.5 tag\n", b"x y\n",
+           # invisible characters: data to both readers, never a separator or a line end
+           "\u2028".encode(), "\u0085".encode(), "\u200b".encode(), "\u2003".encode(),
+           b"\x1c", b"\x1f", b"\xef\xbb\xbf\xef\xbb\xbf", b"\r\r\n", b"\n# c\n", b"\n  # c\n"]
 POS = st.integers(0, 10_000)
 MUTATION = st.one_of(
     st.tuples(st.just("flip"), POS, st.integers(0, 255)),
     st.tuples(st.just("cut"), POS, st.just(0)),
     st.tuples(st.just("insert"), POS, st.sampled_from(INSERTS)),
+    st.tuples(st.just("insert"), st.sampled_from([0, 3]), st.sampled_from(INSERTS)),  # at the start
     st.tuples(st.just("dup"), POS, st.just(0)),
     st.tuples(st.just("swap"), POS, POS))
 
@@ -115,6 +124,37 @@ def test_mutated_valid_files(tmp_path, which, ops, gz):
     read_all(str(path))
 
 
+# The finding of #46.2: two BOMs, with and without a trailing comment (which sends the file to
+# the line reader), were read two ways; and a U+FEFF at the start of a later block.
+DOUBLE_BOM = [("insert", 0, b"\xef\xbb\xbf\xef\xbb\xbf")]
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(which=st.sampled_from(sorted(VALID)), ops=st.lists(MUTATION, min_size=1, max_size=4),
+       block=st.sampled_from([16, 64, 1 << 22]))
+@example(which="run", ops=DOUBLE_BOM, block=1 << 22)
+@example(which="run", ops=DOUBLE_BOM + [("insert", 10_000, b"# c\n")], block=1 << 22)
+@example(which="qrels", ops=DOUBLE_BOM, block=1 << 22)
+@example(which="beir", ops=DOUBLE_BOM, block=1 << 22)
+@example(which="run", ops=[("insert", 70, "\ufeff".encode())], block=64)
+@example(which="run", ops=[("swap", 0, 14)], block=64)  # out of order: grouped
+def test_fast_and_line_readers_agree(tmp_path, which, ops, block):
+    """The differential fuzz: on mutated runs, TREC and BEIR qrels, the fast readers (pyarrow)
+    give what the line readers give, the same result or the same FILE:LINE error, read in
+    blocks small enough that lines start blocks."""
+    path = tmp_path / "input"
+    path.write_bytes(mutate(VALID[which], ops))
+    old = _vectorised._BLOCK_BYTES
+    _vectorised._BLOCK_BYTES = block
+    try:
+        for missing in ("skip", "zero"):
+            assert_same(str(path), RUN_QRELS, missing=missing)
+        assert_same_qrels(str(path))
+    finally:
+        _vectorised._BLOCK_BYTES = old
+
+
 @FUZZ
 @given(data=DATA, gz=st.sampled_from(["plain", "gzip", "truncated"]))
 def test_readers_never_crash(tmp_path, data, gz):
@@ -128,7 +168,8 @@ def test_readers_never_crash(tmp_path, data, gz):
 
 IDS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=" \t\n\r\v\f"),
               min_size=1, max_size=6)
-QIDS = IDS.filter(lambda q: not q.startswith("#"))  # a line starting with # is a comment
+# a line starting with # is a comment; a U+FEFF at the start of the file is its byte-order mark
+QIDS = IDS.filter(lambda q: not q.startswith(("#", "\ufeff")))
 SCORES = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, -0.0]))
 
 
@@ -159,7 +200,8 @@ def test_write_run_reads_back_identical(tmp_path, run):
 
 
 def test_write_run_refuses_what_cannot_read_back(tmp_path):
-    for run in ({"q 1": {"d": 1.0}}, {"q": {"": 1.0}}, {"q": {"d": math.nan}}, {"#q": {"d": 1.0}}):
+    for run in ({"q 1": {"d": 1.0}}, {"q": {"": 1.0}}, {"q": {"d": math.nan}}, {"#q": {"d": 1.0}},
+                {"\ufeffq": {"d": 1.0}}):
         with pytest.raises(InputError):
             write_run(run, tmp_path / "run.trec")
 

@@ -12,7 +12,7 @@ import pytest
 
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.io import lock as lock_module
-from mteb_stratified.io.lock import LOCK_NAME, folder_lock
+from mteb_stratified.io.lock import LOCK_NAME, file_lock, folder_lock
 
 _HOLD = ("import sys, time\n"
          "from mteb_stratified.io.lock import folder_lock\n"
@@ -95,7 +95,7 @@ def test_a_garbled_lock_file_blocks_nothing_and_is_shown_safely(tmp_path):
     with folder_lock(tmp_path):
         pass
     (tmp_path / LOCK_NAME).write_text('{"pid": "1\\u001b[31m", "command": "x\\ny"}')
-    assert _described(tmp_path) == "pid 1?[31m, command x?y"
+    assert _described(tmp_path) == "pid 1\\x1b[31m, command x\\ny"  # escaped as term_cell does
     (tmp_path / LOCK_NAME).write_bytes(b"\xff not json")
     assert _described(tmp_path) == "pid unknown"
 
@@ -178,3 +178,74 @@ def test_removing_the_lock_file_keeps_one_holder_at_a_time(tmp_path):
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
     assert (tmp_path / "count").read_text() == "100"
     assert not (tmp_path / LOCK_NAME).exists()
+
+
+# -- file_lock: one read-modify-write of a shared file at a time (#46) --------------------------
+
+_HOLD_FILE = ("import sys, time\n"
+              "from mteb_stratified.io.lock import file_lock\n"
+              "with file_lock(sys.argv[1], what='holder'):\n"
+              "    print('held', flush=True)\n"
+              "    time.sleep(float(sys.argv[2]))\n")
+
+
+def _env():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(lock_module.__file__)))
+    return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def test_a_file_lock_waits_for_its_holder_then_refuses_clearly_after_the_timeout(tmp_path):
+    target = tmp_path / "shared.csv"
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD_FILE, str(target), "30"],
+                            stdout=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert (tmp_path / ".shared.csv.lock").exists()
+        start = time.monotonic()
+        with pytest.raises(InputError) as err:
+            with file_lock(target, timeout=0.4):
+                pytest.fail("entered a held file")
+        assert time.monotonic() - start >= 0.4
+        text = str(err.value)
+        assert f"{target} is being updated by another mteb-stratified job" in text
+        assert f"pid {proc.pid}" in text and "command holder" in text
+        assert "after waiting 0.4 s" in text and err.value.fix.startswith("wait for it")
+    finally:
+        proc.kill()
+        proc.wait()
+    with file_lock(target, timeout=5) as held:  # the killed holder's lock blocks nothing
+        assert held == str(target)
+    assert os.listdir(tmp_path) == []  # the lock file goes with its holder; nothing else made
+
+
+def test_a_file_lock_gets_the_file_when_the_holder_lets_go(tmp_path):
+    target = tmp_path / "shared.csv"
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD_FILE, str(target), "0.6"],
+                            stdout=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        with file_lock(target, timeout=30):
+            assert time.monotonic() - start >= 0.4
+    finally:
+        proc.wait()
+
+
+_COUNT_FILE = ("import os, sys, time\n"
+               "from mteb_stratified.io.lock import file_lock\n"
+               "path = sys.argv[1]\n"
+               "for _ in range(int(sys.argv[2])):\n"
+               "    with file_lock(path, timeout=60):\n"
+               "        n = int(open(path).read()) if os.path.exists(path) else 0\n"
+               "        time.sleep(0.001)\n"
+               "        open(path, 'w').write(str(n + 1))\n")
+
+
+def test_file_lock_keeps_one_writer_at_a_time(tmp_path):
+    """4 processes × 25 read-increment-writes of one file under its lock lose no update."""
+    path = tmp_path / "count"
+    procs = [subprocess.Popen([sys.executable, "-c", _COUNT_FILE, str(path), "25"], env=_env())
+             for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    assert path.read_text() == "100"
+    assert os.listdir(tmp_path) == ["count"]

@@ -85,3 +85,56 @@ def test_concurrent_writers_never_share_a_temp_name(tmp_path):
     assert not errors
     text = target.read_text()
     assert len(text) == 1000 and len(set(text)) == 1
+
+
+#: A child that writes ``NAMES`` (in the folder argv[2]) together as ``argv[3]`` repeated,
+#: SIGKILLing itself just after its k-th file operation (``os.replace`` or ``os.unlink``).
+_TOGETHER = r"""
+import os, signal, sys
+from mteb_stratified.io.outputs import write_together
+folder, text, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+count = [0]
+def counted(fn):
+    def op(*a, **kw):
+        out = fn(*a, **kw)
+        count[0] += 1
+        if count[0] == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return out
+    return op
+os.replace, os.unlink = counted(os.replace), counted(os.unlink)
+write_together([(os.path.join(folder, n), (n + text).encode()) for n in NAMES])
+print(count[0])
+"""
+
+
+def test_write_together_killed_at_every_file_operation_never_mixes(tmp_path):
+    """#46 (every multi-file output: leaderboard.csv/.md, precision_sweep.*, generate's
+    folder): a SIGKILL after each file operation of :func:`write_together` over an older set
+    leaves old files or new files, some missing, never an old file beside a new one; the run not killed leaves the whole new set and no temp file."""
+    import subprocess
+    import sys
+
+    names = ["a.csv", "a.md", "sub.json"]
+    code = _TOGETHER.replace("NAMES", repr(names))
+    old = {n: (n + "old").encode() for n in names}
+    new = {n: (n + "new").encode() for n in names}
+    kills = 0
+    for k in range(1, 50):
+        for n, data in old.items():
+            (tmp_path / n).write_bytes(data)
+        for temp in tmp_path.glob(".*.tmp"):  # the last kill's (removing it would count)
+            temp.unlink()
+        done = subprocess.run([sys.executable, "-c", code, str(tmp_path), "new", str(k)],
+                              capture_output=True, text=True, timeout=120)
+        found = {n: (tmp_path / n).read_bytes() for n in names if (tmp_path / n).exists()}
+        if done.returncode == 0:
+            assert found == new and int(done.stdout) == k - 1 == 2 * len(names)
+            assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+            break
+        assert done.returncode < 0, done.stderr[-1500:]
+        kills += 1
+        # old files only (some removed), or new files only (some not yet renamed in)
+        assert all(old[n] == b for n, b in found.items()) \
+            or all(new[n] == b for n, b in found.items()), (k, found)
+    assert kills == 2 * len(names)

@@ -114,14 +114,20 @@ def test_random_tied_runs(tmp_path, seed, interleave):
 
 
 def test_grouped_run_is_streamed_and_interleaved_falls_back(tmp_path, monkeypatch):
+    """A plain interleaved run is grouped on the fast path (#46.11: it used to take the dict
+    path); an interleaved run the fast path cannot read (tabs) still falls back to it."""
     qrels = {"a": {"x": 1}, "b": {"y": 1}}
     grouped = write_lines(tmp_path / "g.trec", [("a", "x", 1.0), ("a", "y", 1.0), ("b", "y", .5)])
     mixed = write_lines(tmp_path / "m.trec", [("a", "x", 1.0), ("b", "y", .5), ("a", "y", 1.0)])
+    tabbed = tmp_path / "t.trec"
+    tabbed.write_text(open(mixed).read().replace(" ", "\t"))
     calls = []
     monkeypatch.setattr(files, "from_dicts", lambda *a, **k: calls.append(1) or from_dicts(*a, **k))
     read_run_arrays(grouped, qrels)
     assert calls == []
     arrays, _ = read_run_arrays(mixed, qrels)
+    assert calls == [] and arrays.qids == ("a", "b") and arrays.n_candidates.tolist() == [2, 1]
+    arrays, _ = read_run_arrays(str(tabbed), qrels)
     assert calls == [1] and arrays.qids == ("a", "b") and arrays.n_candidates.tolist() == [2, 1]
 
 

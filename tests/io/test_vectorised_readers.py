@@ -206,7 +206,7 @@ IRREGULAR = {  # valid files the fast path hands over (False) or reads itself (T
     "vertical tab, form feed": ("q1 Q0 d1 1 0.5\x0bt\nq1\x0cQ0 d2 2 0.5 t\n", False),
     "lone CR": ("q1 Q0 d1 1 0.5 t\rq1 Q0 d2 2 0.5 t\n", False),  # one line of 12 fields
     "CR at the end": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.5 t\r", False),
-    "interleaved": ("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.5 t\n", False),
+    "interleaved": ("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.5 t\n", True),  # grouped
     "NUL in an id": ("q1 Q0 d\x001 1 0.5 t\nq1 Q0 d2 2 0.5 t\n", False),
     "CRLF": ("q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.5 t\r\n", True),
     "BOM": ("\ufeffq1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.5 t\n", True),

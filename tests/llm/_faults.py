@@ -21,6 +21,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections import deque
 from http.server import BaseHTTPRequestHandler
 
@@ -121,6 +122,42 @@ def _echo_key(status):
     return fault
 
 
+def _huge(h, content: bytes, *, chunked: bool, headers=None):
+    """A completion whose answer is ``content`` repeated to :data:`HUGE` bytes, written 1 MiB
+    at a time (the server never holds it whole), with a Content-Length or chunked."""
+    head, tail = _completion("@@").split(b"@@")
+    n = HUGE // len(content)
+    size = len(head) + n * len(content) + len(tail)
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    if chunked:
+        h.send_header("Transfer-Encoding", "chunked")
+    else:
+        h.send_header("Content-Length", str(size))
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.end_headers()
+    block = content * max(1, (1 << 20) // len(content))
+    parts = [head] + [block] * (n * len(content) // len(block)) + [tail]
+    try:
+        for part in parts:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
+        if chunked:
+            h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+    except OSError:  # the client stopped reading: that is the point
+        h.close_connection = True
+
+
+def _gzip_bomb(h, srv, good):
+    """A small gzip body that decompresses to a :data:`HUGE` completion."""
+    head, tail = _completion("@@").split(b"@@")
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    body = z.compress(head) + b"".join(z.compress(b"x" * (1 << 20)) for _ in range(HUGE >> 20))
+    _send(h, 200, body + z.compress(tail) + z.flush(), headers={"Content-Encoding": "gzip"})
+
+
+HUGE = 64 << 20  # bytes of a runaway answer's content (the bound is 8 MiB by default)
 HTML = b"<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>"
 
 #: fault name -> handler(handler, server, good completion bytes)
@@ -178,6 +215,10 @@ FAULTS = {
     "usage-strings": _paid(lambda good: (200, json.dumps({**json.loads(good), "usage": {
         "prompt_tokens": "10", "completion_tokens": "many", "total_tokens": None}}).encode(),
         "application/json", None)),
+    # runaway answers: refused at the bound, never read whole, never retried
+    "huge-content-length": lambda h, srv, good: _huge(h, b"x", chunked=False),
+    "huge-chunked": lambda h, srv, good: _huge(h, b"x", chunked=True),
+    "huge-gzip": _gzip_bomb,
     "echo-key-400": _echo_key(400),
     "echo-key-401": _echo_key(401),
     "echo-key-500": _echo_key(500),

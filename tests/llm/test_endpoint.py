@@ -73,3 +73,25 @@ def test_ask_json_reasks_once():
     assert data == {"a": 1} and n == 2 and calls == [(0, 1), (1, 3)]
     data, _, n = ask_json(lambda m, a: "nothing", [], parse=repair_json)
     assert data is None and n == 2
+
+
+def test_ask_json_sends_back_at_most_reask_echo_chars():
+    """#46.8: the re-ask carries an answer of REASK_ECHO_CHARS characters whole, and of a longer
+    one only its first REASK_ECHO_CHARS, with the count of what was left out."""
+    from mteb_stratified.llm.endpoint import REASK_ECHO_CHARS
+
+    for size, cut in ((REASK_ECHO_CHARS, 0), (REASK_ECHO_CHARS + 1, 1), (10 ** 7, None)):
+        sent = []
+        answer = "x" * size
+
+        def call(messages, attempt):
+            sent.append(messages)
+            return answer if attempt == 0 else '{"a": 1}'
+
+        assert ask_json(call, [], parse=repair_json)[0] == {"a": 1}
+        echo = sent[1][0]["content"]
+        assert echo.startswith("x" * REASK_ECHO_CHARS) and len(echo) < REASK_ECHO_CHARS + 100
+        if cut == 0:
+            assert echo == answer
+        else:
+            assert f"[... {size - REASK_ECHO_CHARS:,} more characters not repeated]" in echo

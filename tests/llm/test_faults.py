@@ -38,12 +38,13 @@ from mteb_stratified.cli import main as cli_main  # noqa: E402
 from mteb_stratified.core.errors import (EndpointError, EndpointUnreachable,  # noqa: E402
                                          InputError)
 from mteb_stratified.llm import ChatEndpoint, Permanent, endpoint  # noqa: E402
+from mteb_stratified.llm.endpoint import REASK_ECHO_CHARS  # noqa: E402
 from mteb_stratified.llm.cache import AnswerCache  # noqa: E402
 from mteb_stratified.structure.extractors import Entity  # noqa: E402
 from mteb_stratified.structure.llm import LLMExtractor  # noqa: E402
 
 from ._extract_job import run  # noqa: E402
-from ._faults import FAULTS, GOOD, KEY, FakeOpenAI, free_port  # noqa: E402
+from ._faults import FAULTS, GOOD, HUGE, KEY, FakeOpenAI, free_port  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Vitamin D and calcium."}]
 RETRIES = 2
@@ -85,6 +86,10 @@ FAILS = {
     "timeout-always": (("timeout",) * 3, EndpointUnreachable, "no answer from the server", 3),
     "cut-always": (("cut-before-headers",) * 3, EndpointUnreachable, "no answer", 3),
 }
+# runaway answers (64 MiB; the bound is 8 MiB) -> what the error says of how it was stopped
+TOO_LARGE = {"huge-content-length": "Content-Length is 67,1[0-9,]+ bytes; not read",
+             "huge-chunked": "stopped reading there",
+             "huge-gzip": r"once decompressed \(gzip\); stopped there"}
 
 
 @pytest.fixture
@@ -102,7 +107,8 @@ def _endpoint(url, **kw):
 
 
 def test_the_catalogue_covers_every_fault():
-    tried = set(RETRIED) | set(ANSWERED_ONCE) | {f for c in FAILS.values() for f in c[0]}
+    tried = (set(RETRIED) | set(ANSWERED_ONCE) | {f for c in FAILS.values() for f in c[0]}
+             | set(TOO_LARGE))
     assert tried | {"ok", "echo-key-400", "echo-key-401"} == set(FAULTS)
     assert len(RETRIED) + len(ANSWERED_ONCE) + len(FAILS) >= 40
 
@@ -166,6 +172,145 @@ def test_huge_retry_after_waits_max_backoff_not_hours(servers, monkeypatch):
     assert slept == [30.0] and servers.paid == 1
 
 
+# -- runaway answers: a bound on each answer, and on what a re-ask sends back ------------------
+
+@pytest.mark.parametrize("fault", [pytest.param(f, id=f"{f}=>EndpointError-at-the-bound")
+                                   for f in TOO_LARGE])
+def test_runaway_answer_is_refused_at_the_bound(servers, fault):
+    """#46.8: a 64 MiB answer (Content-Length, chunked, or a gzip bomb) is refused at the 8 MiB
+    bound, at once: one request (not retried), a message with the size, the bound and the
+    option that raises it."""
+    servers.faults.append(fault)
+    start = time.monotonic()
+    with pytest.raises(EndpointError, match=TOO_LARGE[fault]) as err:
+        _endpoint(servers.url, timeout=20.0).chat(MESSAGES)
+    assert time.monotonic() - start < 15
+    text = str(err.value)
+    assert not isinstance(err.value, EndpointUnreachable) and len(servers.requests) == 1
+    assert "larger than the bound of 8 MiB" in text and "--max-answer-mib" in text
+    assert servers.url in text and "check:" in text and KEY not in text
+
+
+_PEAK = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+from mteb_stratified.core.errors import EndpointError
+from mteb_stratified.llm import ChatEndpoint
+e = ChatEndpoint({url!r}, "m", {key!r}, timeout=30, max_retries=0)
+m = [{{"role": "user", "content": "x"}}]
+e.chat(m)  # a good answer first: the client and its imports are in the baseline
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+out = {{"base": peak()}}
+for fault in {faults!r}:
+    try:
+        out[fault] = "kept %d characters" % len(e.chat(m).content)
+    except EndpointError as exc:
+        out[fault] = str(exc).splitlines()[0]
+out["peak"] = peak()
+print(json.dumps(out))
+"""
+
+
+def test_runaway_answers_stay_small_in_memory(tmp_path):
+    """#46.8: three 64 MiB answers (Content-Length, chunked, gzip) read by a child process: its
+    peak memory grows by less than 40 MiB (8 MiB bound; it held 2.2 GB for three 300 MiB
+    answers)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with FakeOpenAI() as srv:
+        srv.faults.extend(["ok", *TOO_LARGE])
+        code = _PEAK.format(root=root, url=srv.url, key=KEY, faults=list(TOO_LARGE))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    for fault in TOO_LARGE:
+        assert "larger than the bound" in out[fault], out
+    grew = out["peak"] - out["base"]
+    assert grew < 40 < HUGE >> 20, f"peak memory grew {grew} MiB for {HUGE >> 20} MiB answers"
+
+
+def test_runaway_answer_stops_the_extractor_and_is_never_cached(tmp_path):
+    """#46.8: an over-bound answer stops the run (no failure record, nothing of it kept): the
+    cache stays empty and small."""
+    with FakeOpenAI() as srv:
+        srv.faults.append("huge-chunked")
+        ex = LLMExtractor(base_url=srv.url, model="m", api_key=KEY, timeout=20.0,
+                          max_retries=2, backoff=0.01, concurrency=1,
+                          cache_path=str(tmp_path / "cache.sqlite"))
+        with pytest.raises(EndpointError, match="larger than the bound"):
+            ex.extract(["doc"])
+        assert len(srv.requests) == 1 and ex.failures == {}
+    assert AnswerCache(str(tmp_path / "cache.sqlite")).count() == 0
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 1 << 20
+
+
+def test_reask_sends_back_a_bounded_part_of_the_answer(tmp_path):
+    """#46.8: a 7 MiB answer without JSON (under the 8 MiB bound) is re-asked with at most
+    REASK_ECHO_CHARS of it, never the whole (each re-ask was as large as the answer)."""
+    garbage = "Sure! " + "no json here. " * ((7 << 20) // 14)
+    with FakeOpenAI(answer=lambda m: GOOD if len(m) > 2 else garbage) as srv:
+        ex = LLMExtractor(base_url=srv.url, model="m", api_key=KEY, timeout=30.0,
+                          max_retries=1, backoff=0.01, concurrency=1,
+                          cache_path=str(tmp_path / "cache.sqlite"))
+        assert ex.extract(["doc"]) == [[Entity("vitamin d", "a nutrient")]]
+        assert srv.paid == 2 and ex.usage()["reasks"] == 1
+        first, reask = (len(body) for _, body in srv.requests)
+        echo = json.loads(srv.requests[1][1])["messages"][-2]
+    assert echo["role"] == "assistant" and echo["content"].startswith(garbage[:REASK_ECHO_CHARS])
+    assert f"{len(garbage) - REASK_ECHO_CHARS:,} more characters not repeated" in echo["content"]
+    assert reask - first < 2 * REASK_ECHO_CHARS < len(garbage) // 100
+
+
+def test_cli_max_answer_mib_bounds_the_answer(tmp_path, capsys):
+    """#46.8: ``structure --max-answer-mib 1``: a 64 MiB answer stops the run with exit 2 and
+    one message naming the bound and the option; the cache holds nothing of it (only the
+    other document's answer, if it was in flight)."""
+    folder = tmp_path / "beir"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(_TWO_DOCS)
+    with FakeOpenAI() as srv:
+        srv.faults.append("huge-chunked")
+        code = cli_main.main(["structure", "--corpus", str(folder), "--out",
+                              str(tmp_path / "o"), "--extractor", "llm", "--model", "m",
+                              "--api-key", KEY, "--base-url", srv.url, "--timeout", "20",
+                              "--max-answer-mib", "1", "--concurrency", "1", "--no-progress"])
+        sent = len(srv.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and sent <= 2, err  # (the next document may be in flight)
+    assert "larger than the bound of 1 MiB" in err and "--max-answer-mib (now 1)" in err
+    assert "Traceback" not in err and KEY not in err
+    cache = tmp_path / "o" / "llm_cache.sqlite"
+    assert AnswerCache(str(cache)).count() <= sent - 1 and cache.stat().st_size < 1 << 20
+
+
+# -- a key that cannot be sent: refused before any request, naming where it came from ---------
+
+BAD_KEYS = {"e-acute": ("sk-caf\u00e9-123", "'é' \\(U\\+00E9\\)", "ASCII only"),
+            "newline": ("sk-abc-123\n", r"a line break \(\\n\) at its end", "tr -d"),
+            "crlf": ("sk-abc-123\r\n", r"a carriage return", "tr -d"),
+            "space-inside": ("sk-abc 123", "a space at character 7 of 10", "whitespace")}
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+@pytest.mark.parametrize("name", [pytest.param(n, id=f"key-{n}=>InputError") for n in BAD_KEYS])
+def test_a_key_that_cannot_be_sent_is_refused_before_any_request(servers, monkeypatch, name,
+                                                                   how):
+    """#46.13f/#46.13g: a key with 'é' (was: "malformed response body") or a newline (was: "no
+    answer from the server", nothing sent) is an InputError naming $OPENAI_API_KEY or
+    --api-key, with the fix; no request is made and the key is not quoted."""
+    key, says, fix = BAD_KEYS[name]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with pytest.raises(InputError, match=says) as err:
+        ChatEndpoint(servers.url, "m", key if how == "option" else None, max_retries=1,
+                     backoff=0.01, timeout=2).chat(MESSAGES)
+    text = str(err.value)
+    source = "--api-key" if how == "option" else "$OPENAI_API_KEY"
+    assert text.startswith(f"{source}: the API key holds") and fix in text
+    assert "nothing was sent" in text and key.strip() not in text
+    assert servers.requests == [] and servers.auth_seen == []
+
+
 # -- the re-ask path (through the extractor: its cache records what was paid) -----------------
 
 GARBAGE = "Sure! The entities are vitamin d and calcium."
@@ -217,6 +362,9 @@ def test_404_stops_the_extractor_instead_of_caching_failures(tmp_path):
 
 # -- the CLI: exit 2, one message, no traceback, no key ----------------------------------------
 
+# two documents (one is refused: a structure of one document means nothing), asked one at a time
+_TWO_DOCS = "".join(json.dumps({"_id": i, "title": "t", "text": f"Vitamin D and {i}."}) + "\n"
+                    for i in ("a", "b"))
 CLI_FAULTS = {"401": "refused the API key", "404": "--base-url", "307-other-host": "redirected",
               "echo-key-500": "kept failing", "echo-key-401": "refused the API key"}
 
@@ -226,12 +374,11 @@ def test_cli_exits_2_with_one_clear_message(servers, tmp_path, capsys, fault):
     servers.faults.extend([fault] * 2)
     folder = tmp_path / "beir"
     folder.mkdir()
-    (folder / "corpus.jsonl").write_text(
-        json.dumps({"_id": "a", "title": "t", "text": "Vitamin D."}) + "\n")
+    (folder / "corpus.jsonl").write_text(_TWO_DOCS)
     code = cli_main.main(["structure", "--corpus", str(folder), "--out", str(tmp_path / "o"),
                           "--extractor", "llm", "--model", "m", "--api-key", KEY,
                           "--base-url", servers.url, "--max-retries", "1", "--timeout", "2",
-                          "--no-progress"])
+                          "--concurrency", "1", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2, err
     assert CLI_FAULTS[fault] in err and servers.url in err

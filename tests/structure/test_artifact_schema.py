@@ -300,7 +300,30 @@ SMALL = {"entities": 40, "doc_entities": 40, "doc_clusters": 40}
 def small_copy(tmp_path):
     """The bundled artifact with its long tables cut to their first rows (the clusters and
     their tree whole), so each fuzzed load costs milliseconds."""
-    return _copy(tmp_path / "art", None, **{t: _rows(t, n) for t, n in SMALL.items()})
+    return _seal(_copy(tmp_path / "art", None, **{t: _rows(t, n) for t, n in SMALL.items()}))
+
+
+def _records(folder) -> dict:
+    """metadata.json's completion record of the tables in ``folder``."""
+    import hashlib
+    out = {}
+    for t in TABLES:
+        with open(os.path.join(folder, f"{t}.jsonl.gz"), "rb") as fh:
+            data = fh.read()
+        out[f"{t}.jsonl.gz"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    return out
+
+
+def _seal(folder) -> str:
+    """``folder`` with its metadata.json recording the tables now there (#46.1: a table
+    changed behind the record is refused as a mixed folder; these fuzzers test the rows)."""
+    meta_path = os.path.join(folder, "metadata.json")
+    with open(meta_path, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    meta["files"] = _records(folder)
+    with open(meta_path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(meta))
+    return folder
 
 
 def _use(art) -> None:
@@ -333,6 +356,7 @@ def _use(art) -> None:
 @given(mutations=MUTATIONS)
 def test_fuzzed_metadata_loads_a_usable_artifact_or_names_the_file(small_copy, mutations):
     meta = json.loads(json.dumps(META))
+    meta["files"] = _records(small_copy)  # the cut tables' sizes and checksums (#46.1)
     for path, value in mutations:
         try:
             _set(path, value)(meta)
@@ -369,6 +393,7 @@ def test_a_fuzzed_table_row_loads_a_usable_artifact_or_names_the_table(
     with open(path, "rb") as fh:
         kept = fh.read()
     _copy_table(path, rows)
+    _seal(small_copy)
     try:
         art = StructureArtifact.load(small_copy)
     except InputError as exc:
@@ -379,5 +404,6 @@ def test_a_fuzzed_table_row_loads_a_usable_artifact_or_names_the_table(
     finally:
         with open(path, "wb") as fh:
             fh.write(kept)
+        _seal(small_copy)
     _use(art)
     assert all(0 <= c < art.n_clusters for ws in art.doc_cluster_weights.values() for c in ws)

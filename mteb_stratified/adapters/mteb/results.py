@@ -37,10 +37,10 @@ from pathlib import Path
 
 from mteb_stratified.core.errors import InputError, InputWarning
 from mteb_stratified.core.query_set import QuerySet, base_task_name, group_by_query_set
-from mteb_stratified.io.outputs import atomic_write
+from mteb_stratified.io.outputs import write_together
 from mteb_stratified.io.outputs import output_dir as checked_dir
-from mteb_stratified.io.mteb_results import (load_task_result, model_of, query_set_of,
-                                             task_result_files)
+from mteb_stratified.io.mteb_results import (distinct_results, load_task_result, model_of,
+                                             query_set_of, task_result_files)
 from mteb_stratified.naming import audit_key, measure_of_key, split_tie_key, tie_key
 from mteb_stratified.io.markdown import md_cell, term_cell
 
@@ -129,20 +129,26 @@ def _column_values(subsets: list, metric: str) -> dict:
     return {col: v for col, v in out.items() if v is not None}
 
 
-def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path]]:
+def scan_results(results_dir, *, tasks=None,
+                 skip_unreadable: bool = False) -> tuple[list[ResultRow], list[Path]]:
     """Read every TaskResult JSON under ``results_dir``.
 
     Returns the rows with tie-aware columns and the result files without them.  A quick-run
     subset's results (``<Task>__subset-q5-d100.json``) count as the task's, labelled by their
     query set, so they are ranked apart from a full run.  A file that cannot be read (corrupt,
-    half-written) is named in a warning and the others are still read; ``tasks`` that no file
-    holds are an error listing the task names found.
+    half-written) is named in a warning and the others are still read; a folder or file that
+    cannot be read at all is an error, or a warning with ``skip_unreadable``
+    (:func:`~mteb_stratified.io.mteb_results.task_result_files`); ``tasks`` that no file holds
+    are an error listing the task names found.  Two files of one model, revision, task and
+    query set are one row when they are copies, else an error naming both
+    (:func:`~mteb_stratified.io.mteb_results.distinct_results`).
     """
     root = Path(results_dir).expanduser()
     # mteb's layout: <output-folder>/results/<model>/<revision>/<Task>.json; the prediction
     # folder (often <output-folder>/pred) is not scanned then
-    files = task_result_files(root)
+    files = task_result_files(root, skip_unreadable=skip_unreadable)
     rows: list[ResultRow] = []
+    kept_scores: list = []  # each row's file's scores: a copy or a different run
     plain: list[Path] = []
     found: set[str] = set()
     unreadable: list[InputError] = []
@@ -172,6 +178,9 @@ def scan_results(results_dir, *, tasks=None) -> tuple[list[ResultRow], list[Path
             values["queries"] = query_set.n_queries
         rows.append(ResultRow(*model_of(path), task, metric, split, values, str(path),
                               query_set))
+        kept_scores.append(data["scores"])
+    rows = [rows[i] for i in distinct_results([((r.model, r.revision, r.task, r.query_set),
+                                                r.path, s) for r, s in zip(rows, kept_scores)])]
     if not rows and unreadable and not found:  # nothing else: the reason is the error
         raise unreadable[0]
     for exc in unreadable:
@@ -355,7 +364,8 @@ def _formula_safe(frame):
 
 
 def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int = 4,
-                       columns=None, require_same_queries: bool = False) -> dict:
+                       columns=None, require_same_queries: bool = False,
+                       skip_unreadable: bool = False) -> dict:
     """Scan, build, and write ``leaderboard.csv`` (every column) and ``leaderboard.md`` (the
     ``columns`` a person reads, default :data:`DEFAULT_COLUMNS`) to ``output_dir`` (default:
     ``results_dir``).  Results of different query sets are ranked apart, one table each
@@ -363,7 +373,7 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     ``require_same_queries``.  Returns ``{"frame", "display", "note", "markdown", "csv", "md",
     "skipped", "groups"}`` (frame, display and note of the first, largest group)."""
     check_columns(columns)
-    rows, plain = scan_results(results_dir, tasks=tasks)
+    rows, plain = scan_results(results_dir, tasks=tasks, skip_unreadable=skip_unreadable)
     if require_same_queries:
         check_same_queries(rows)
     groups = query_set_groups(rows)
@@ -375,10 +385,9 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     out = Path(checked_dir(os.path.expanduser(output_dir or results_dir), option="-o/--out"))
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
-    with atomic_write(csv_path, newline="", encoding="utf-8") as fh:
-        _formula_safe(_csv_frame(groups, frames)).to_csv(fh, index=False)
-    with atomic_write(md_path, encoding="utf-8") as fh:
-        fh.write(md)
+    table = _formula_safe(_csv_frame(groups, frames)).to_csv(index=False)
+    # one unit: a kill never leaves this run's CSV beside the last run's Markdown
+    write_together([(csv_path, table.encode("utf-8")), (md_path, md.encode("utf-8"))])
     return {"frame": frames[0], "display": shown[0], "note": notes[0], "markdown": md,
             "text": text, "csv": csv_path, "md": md_path, "skipped": plain, "groups": groups}
 

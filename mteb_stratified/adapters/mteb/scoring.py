@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from mteb_stratified.io.lock import file_lock
 from mteb_stratified.io.outputs import atomic_write
 from mteb_stratified.naming import AUDIT_KEYS, STATS, audit_key, mteb_measures, tie_key
 
@@ -88,10 +89,9 @@ def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str,
     oblivious, range, bias`` (``model``/``revision`` as in mteb's results folder, so
     ``stratify`` and ``report`` find the rows of a TaskResult file).  Rows of the same model,
     revision, subset and split are replaced, others kept, so several models and subsets can
-    share one prediction folder.
+    share one prediction folder.  The read, update and write hold the file's lock
+    (:func:`~mteb_stratified.io.lock.file_lock`), so two runs sharing the folder both land.
     """
-    import pandas as pd
-
     frame = result.to_dataframe()
     frame.insert(0, "hf_split", hf_split)
     frame.insert(0, "hf_subset", hf_subset)
@@ -99,6 +99,17 @@ def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str,
     frame.insert(0, "model", model)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path, what="mteb run (per-query rows)"):
+        _merge_write(path, frame, hf_subset=hf_subset, hf_split=hf_split, model=model,
+                     revision=revision)
+    return path
+
+
+def _merge_write(path: Path, frame, *, hf_subset: str, hf_split: str, model: str,
+                 revision: str) -> None:
+    """:func:`write_per_query`'s update of ``path`` with ``frame`` (the caller holds the lock)."""
+    import pandas as pd
+
     if path.exists():
         old = pd.read_csv(path, dtype={"qid": str, "hf_subset": str, "hf_split": str,
                                        "model": str, "revision": str}, keep_default_na=False)
@@ -110,4 +121,3 @@ def write_per_query(result, path: Path, *, hf_subset: str, hf_split: str,
         frame = pd.concat([old[~same], frame], ignore_index=True)
     with atomic_write(path, encoding="utf-8", newline="") as fh:
         frame.to_csv(fh, index=False)
-    return path

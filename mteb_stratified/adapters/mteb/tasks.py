@@ -103,10 +103,10 @@ def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: s
                         revision=revision)
         if summary is not None:
             from ...core.jsonsafe import dumps_json
+            from ...io.outputs import atomic_write_text  # replaces a planted link, never follows
 
             strata_path = Path(prediction_folder) / f"{task.metadata.name}_strata_{hf_split}.json"
-            strata_path.write_text(dumps_json(summary.to_dict(), indent=2, default=str),
-                                   encoding="utf-8")
+            atomic_write_text(strata_path, dumps_json(summary.to_dict(), indent=2, default=str))
     return base
 
 

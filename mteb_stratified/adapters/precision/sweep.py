@@ -27,6 +27,7 @@ Tasks (see :mod:`.tasks`): a BEIR folder, the bundled NFCorpus, or an MTEB task 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from dataclasses import asdict, dataclass, field, make_dataclass
@@ -37,7 +38,7 @@ import numpy as np
 from ...core.errors import InputError
 from ...core.jsonsafe import dumps_json
 from ...io.corpus_text import doc_text
-from ...io.outputs import atomic_write
+from ...io.outputs import write_together
 from ...naming import sweep_key
 from .models import ModelSpec, load_model, resolve_model
 from .regimes import Regime, get_regime, parse_regimes
@@ -720,23 +721,26 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
     rows = [r for res in results for r in res.rows]
     fieldnames = [f for f in SweepRow.__dataclass_fields__ if f != "metadata"]
     meta_keys = sorted({k for r in rows for k in r.metadata})
-    with atomic_write(paths["csv"], newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(fieldnames + meta_keys)
-        for r in rows:
-            w.writerow([getattr(r, k) for k in fieldnames] + [r.metadata.get(k) for k in meta_keys])
-    with atomic_write(paths["json"], encoding="utf-8") as f:
-        f.write(dumps_json({"results": [res.to_dict() for res in results],
-                            "order_flips": flips or []}, indent=2, default=str))
-    with atomic_write(paths["markdown"], encoding="utf-8") as f:
-        for res in results:
-            f.write(f"### {md_cell(res.model)} on {md_cell(res.task)} "
-                    f"({res.settings.get('queries')} queries)\n\n")
-            f.write(format_paper_table(res.rows) + "\n\n")
-            f.write("All columns:\n\n" + format_table(res.rows, markdown=True) + "\n\n")
-        if flips:
-            f.write("Order of the two models, oblivious vs expected:\n\n")
-            f.write("".join(f"- {md_cell(line)}\n" for line in describe_flips(flips).splitlines()))
+    table = io.StringIO(newline="")
+    w = csv.writer(table)
+    w.writerow(fieldnames + meta_keys)
+    for r in rows:
+        w.writerow([getattr(r, k) for k in fieldnames] + [r.metadata.get(k) for k in meta_keys])
+    data = dumps_json({"results": [res.to_dict() for res in results],
+                       "order_flips": flips or []}, indent=2, default=str)
+    md = io.StringIO()
+    for res in results:
+        md.write(f"### {md_cell(res.model)} on {md_cell(res.task)} "
+                 f"({res.settings.get('queries')} queries)\n\n")
+        md.write(format_paper_table(res.rows) + "\n\n")
+        md.write("All columns:\n\n" + format_table(res.rows, markdown=True) + "\n\n")
+    if flips:
+        md.write("Order of the two models, oblivious vs expected:\n\n")
+        md.write("".join(f"- {md_cell(line)}\n" for line in describe_flips(flips).splitlines()))
+    # one unit: a kill never leaves this run's CSV beside the last run's JSON or Markdown
+    write_together([(paths["csv"], table.getvalue().encode("utf-8")),
+                    (paths["json"], data.encode("utf-8")),
+                    (paths["markdown"], md.getvalue().encode("utf-8"))])
     if plot:
         paths["png"] = plot_ranges(results, os.path.join(out_dir, "precision_sweep.png"))
     return paths
