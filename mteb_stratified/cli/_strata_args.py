@@ -153,14 +153,6 @@ def load_context(args):
     art, data, strata = load(args.structure, args.dataset, split=args.split,
                              alignment=args.alignment, embedding_model=args.embedding_model,
                              endpoint=endpoint, notify=notify)
-    if not any(mass > 0 for mass in art.cluster_mass.values()):  # the strata weigh by it
-        from ..structure.schema import REBUILD_FIX
-
-        folder = os.path.dirname(art.source) if art.source else args.structure
-        raise InputError(f"every one of the {art.n_clusters} clusters has mass 0, and the "
-                         "corpus-weighted estimates weigh the strata by it",
-                         source=os.path.join(folder, "clusters.jsonl.gz") if folder else None,
-                         fix=REBUILD_FIX)
     return art, data, strata
 
 

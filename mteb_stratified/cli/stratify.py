@@ -25,11 +25,11 @@ answers are cached in your folders (-o/--out, else your cache folder), never in 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import shutil
 
 from ..core import InputError
-from ..io.outputs import atomic_write, dumps_json, output_dir, safe_name
+from ..io.outputs import atomic_write, dumps_json, fsync_dir, output_dir, safe_name
 from . import summary
 from ._args import HelpFormatter
 from ._strata_args import add_common, check_evaluated, check_options, load_context
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if len(set(targets)) < len(targets):
         raise InputError(f"several results files would be copied to the same place in {args.out}",
                          fix="stratify them in place (leave out -o/--out), or one at a time")
-    from ..stratification.table import strata_rows, write_strata_table
+    from ..stratification.table import strata_rows, strata_table_text
     from ._progress import Steps
 
     step = Steps("stratify", enabled=not args.no_progress)
@@ -88,19 +88,20 @@ def run(args: argparse.Namespace) -> int:
                                          origin=split_origin(data), gate=gate_verdict(data))
         table_rows = strata_rows(strata, art, data.qrels, summary.grain)
         flat = flat_strata_scores(summary, args.measure)
+        # named after the result's own task (a quick-run subset's keeps its mark), so results
+        # of two tasks, or a subset and a full run, in one folder never share a table
+        table = os.path.join(os.path.dirname(target), f"{safe_name(str(item.data['task_name']))}"
+                                                      f"_strata_{safe_name(args.split)}.tsv")
+        beside = [(table, strata_table_text(table_rows).encode("utf-8"))]
         if args.out:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             meta = os.path.join(os.path.dirname(item.path), "model_meta.json")
             if os.path.isfile(meta):  # the copy keeps its model (leaderboard, report read it)
-                with open(meta, "rb") as src, atomic_write(  # replaces a link, never follows it
-                        os.path.join(os.path.dirname(target), "model_meta.json"), "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        res = _save(item, target, args.split, summary.to_dict(), flat, in_place=not args.out)
-        # named after the result's own task (a quick-run subset's keeps its mark), so results
-        # of two tasks, or a subset and a full run, in one folder never share a table
-        table = os.path.join(os.path.dirname(target), f"{safe_name(str(res['task_name']))}"
-                                                      f"_strata_{safe_name(args.split)}.tsv")
-        write_strata_table(table, table_rows)
+                with open(meta, "rb") as src:  # replaced in the copy, a link never followed
+                    beside.append((os.path.join(os.path.dirname(target), "model_meta.json"),
+                                   src.read()))
+        _save(item, target, args.split, summary.to_dict(), flat, in_place=not args.out,
+              beside=beside)
         _print_summary(target, item.model, summary, table, args.split)
     return 0
 
@@ -123,18 +124,20 @@ def _without_strata(res: dict) -> str:
     return dumps_json({**rest, "scores": scores}, sort_keys=True, default=str)
 
 
-def _save(item, target: str, split: str, block: dict, flat: dict, *, in_place: bool) -> dict:
-    """Write the results file ``target`` with this split's strata block; returns what was
-    written.  In place, the file is read again under its lock and only this split's block and
-    keys change, so two runs on one file (say ``--split test`` and ``--split dev``) both land; a
-    file whose scores changed since it was read is refused."""
+def _save(item, target: str, split: str, block: dict, flat: dict, *, in_place: bool,
+          beside: "list | tuple" = ()) -> dict:
+    """Write the results file ``target`` with this split's strata block, and the files
+    ``beside`` it (``[(path, bytes)]``: the per-query strata table, the copy's
+    model_meta.json); returns the results written.  In place, the file is read again under its
+    lock and only this split's block and keys change, so two runs on one file (say ``--split
+    test`` and ``--split dev``) both land; a file whose scores changed since it was read is
+    refused."""
     from ..io.lock import file_lock
     from ..io.mteb_results import load_task_result
 
     if not in_place:
         res = _with_block(item.data, split, block, flat)
-        with atomic_write(target, encoding="utf-8") as fh:
-            fh.write(dumps_json(res, indent=2, default=str))
+        _write_results(target, res, beside)
         return res
     with file_lock(target, what="mteb-stratified stratify"):
         current = load_task_result(target)
@@ -143,9 +146,24 @@ def _save(item, target: str, split: str, block: dict, flat: dict, *, in_place: b
                              "longer the ones stratified)", source=target,
                              fix="run stratify again on the new results")
         res = _with_block(current, split, block, flat)
-        with atomic_write(target, encoding="utf-8") as fh:
-            fh.write(dumps_json(res, indent=2, default=str))
+        _write_results(target, res, beside)
     return res
+
+
+def _write_results(target: str, res: dict, beside: list) -> None:
+    """The results file and the files beside it, so that a kill never leaves a new strata
+    block beside an old table, nor an old block beside a new one: the files beside are
+    removed first, then the results file is replaced (atomically: it is never missing, it may
+    be the user's only copy), then the files beside are written."""
+    for path, _ in beside:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # a link is removed, never followed
+    fsync_dir(os.path.dirname(os.path.abspath(target)))
+    with atomic_write(target, encoding="utf-8") as fh:
+        fh.write(dumps_json(res, indent=2, default=str))
+    for path, data in beside:
+        with atomic_write(path, "wb") as fh:
+            fh.write(data)
 
 
 def _query_sets(items, values, args) -> list:

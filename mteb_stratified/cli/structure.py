@@ -228,14 +228,27 @@ def run(args: argparse.Namespace) -> int:
     # one job per --out: a second one would repeat paid calls and race on the checkpoint
     with folder_lock(args.out, what=f"mteb-stratified structure --out {args.out}"):
         for where in (args.out, os.path.join(args.out, ".work")):  # a killed job's temp files
-            remove_orphan_temps(where)
+            remove_orphan_temps(where)  # never through a linked .work (refused below)
         return _build(args, folder)
+
+
+def _model_reachable(args: argparse.Namespace) -> None:
+    """With the hub offline, a --embedding-model the embeddings load that is not in the local
+    cache is refused now, not after the extraction (:func:`offline_miss`)."""
+    if "model" in (args.entity_embedding, args.document_embedding) \
+            or args.document_embedding in ("bf16", "int8"):
+        from ..structure.sentence_model import offline_miss
+
+        miss = offline_miss(args.embedding_model)
+        if miss is not None:
+            raise miss
 
 
 def _build(args: argparse.Namespace, folder: str) -> int:
     from ..io import load_corpus
     from ..structure.pipeline import BuildReport, StructureConfig, build_structure
 
+    _model_reachable(args)
     name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
     if args.limit is not None:
         corpus = {d: corpus[d] for d in sorted(corpus)[:args.limit]}

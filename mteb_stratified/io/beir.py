@@ -11,7 +11,6 @@ line is one JSON object with an ``_id`` (duplicate keys and too deep nesting are
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from importlib import resources
 
 from ..core.errors import InputError
 from .files import numbered_lines, parse_json, read_qrels
-from .outputs import write_together
+from .outputs import gzip_bytes, write_together
 
 __all__ = ["BeirDataset", "load_beir", "load_corpus", "qrels_splits", "bundled_path",
            "dataset_folder", "find_file", "read_jsonl", "write_beir", "qrels_tsv"]
@@ -196,7 +195,7 @@ def write_beir(folder: "str | os.PathLike", *, corpus: dict | None = None, queri
         out["corpus"] = os.path.join(folder, "corpus.jsonl.gz")
         lines = "".join(json.dumps({"_id": d, **corpus[d]}, ensure_ascii=False) + "\n"
                         for d in sorted(corpus))
-        files.append((out["corpus"], gzip.compress(lines.encode("utf-8"), mtime=0)))
+        files.append((out["corpus"], gzip_bytes(lines.encode("utf-8"))))
     if queries is not None:
         out["queries"] = os.path.join(folder, "queries.jsonl")
         files.append((out["queries"], ("\n".join(json.dumps(row, ensure_ascii=False)

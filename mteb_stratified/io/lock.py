@@ -113,8 +113,9 @@ def _open(path: str, lock: str) -> int:
         os.makedirs(path, exist_ok=True)
         return open_no_follow(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise InputError(f"the output folder cannot be created or locked ({exc.strerror})",
-                         source=path, fix="choose a writable --out folder") from None
+        raise InputError(f"the folder cannot be created or locked ({exc.strerror})",
+                         source=path, fix="make the folder writable, or choose another one "
+                                          "(--out for an output folder)") from None
 
 
 def _open_locked(path: str, lock: str, wait: float, busy: tuple = _FOLDER_BUSY) -> int:

@@ -12,8 +12,8 @@
   writes a whole text that way, as UTF-8 (gzip-compressed without a timestamp on request, so
   the same text gives the same bytes).  A writer holds an ``flock`` on its temp file until
   the rename, so a temp file nobody holds is an orphan of a killed writer:
-  :func:`remove_orphan_temps` removes those (the first write of a process into a folder does
-  it there too).
+  :func:`remove_orphan_temps` removes those (the first write of a process to a file removes
+  that file's own).
 * :func:`write_together` writes several files as one unit: all to temp files first, then the
   old files removed, then the new ones renamed in; a kill leaves the old files or some of the
   new ones, never an old file beside a new one.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import re
 import stat
@@ -44,7 +45,8 @@ from ..core.errors import InputError
 from ..core.jsonsafe import dumps_json, json_safe
 
 __all__ = ["output_dir", "output_file", "safe_name", "atomic_write", "atomic_write_text",
-           "write_together", "remove_orphan_temps", "fsync_dir", "json_safe", "dumps_json"]
+           "write_together", "remove_orphan_temps", "fsync_dir", "gzip_bytes", "json_safe",
+           "dumps_json"]
 
 
 def _check_parent(path: str, option: str) -> None:
@@ -102,7 +104,7 @@ def _new_temp(path: str) -> tuple[int, str, "int | None"]:
     A cleaner that found the file between its creation and the lock has removed it: the lock
     is then on a file no longer at the path, and a new temp file is made."""
     directory = os.path.dirname(os.path.abspath(path))
-    _clean_once(directory)
+    _clean_once(path)
     for _ in range(100):
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                    dir=directory)
@@ -216,25 +218,29 @@ def write_together(files: "list[tuple[str | os.PathLike, bytes]]") -> None:
 TEMP_PATTERN = re.compile(r"\A\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp\Z")
 _CLEANED: set = set()
 _CLEANED_LOCK = threading.Lock()
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def _clean_once(directory: str) -> None:
-    """:func:`remove_orphan_temps` of ``directory``, the first time this process writes there."""
+def _clean_once(path: str) -> None:
+    """:func:`remove_orphan_temps` of ``path``'s own temp files (``.NAME.XXXXXXXX.tmp`` for
+    its NAME only: a folder we write one file into may be the user's, where another tool's
+    temp files are not ours to take), the first time this process writes ``path``."""
+    path = os.path.abspath(path)
     with _CLEANED_LOCK:
-        if directory in _CLEANED:
+        if path in _CLEANED:
             return
-        _CLEANED.add(directory)
-    remove_orphan_temps(directory)
+        _CLEANED.add(path)
+    remove_orphan_temps(os.path.dirname(path), name=os.path.basename(path))
 
 
-def _orphan(path: str) -> bool:
-    """Remove ``path`` when it is an orphan temp file: a regular file (a symlink is never
-    followed) that no live writer holds (its ``flock`` is free: a killed writer's lock went
-    with it).  Removed while this holds the lock, and only while the path is still the file
-    locked.  True when removed."""
+def _orphan(folder_fd: int, name: str) -> bool:
+    """Remove ``name`` (in the folder open as ``folder_fd``) when it is an orphan temp file: a
+    regular file (a symlink is never followed) that no live writer holds (its ``flock`` is
+    free: a killed writer's lock went with it).  Removed while this holds the lock, and only
+    while the name is still the file locked.  True when removed."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                     dir_fd=folder_fd)
     except OSError:
         return False  # gone, a symlink, or not ours to read
     try:
@@ -244,9 +250,10 @@ def _orphan(path: str) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return False  # a live writer holds it (or the file system cannot tell: kept)
-        if not _same_file(fd, path):
+        here, held = os.lstat(name, dir_fd=folder_fd), os.fstat(fd)
+        if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
             return False  # renamed or replaced meanwhile
-        os.unlink(path)
+        os.unlink(name, dir_fd=folder_fd)
         return True
     except OSError:
         return False
@@ -254,26 +261,47 @@ def _orphan(path: str) -> bool:
         os.close(fd)
 
 
-def remove_orphan_temps(folder: "str | os.PathLike") -> list[str]:
-    """Remove the temp files a killed :func:`atomic_write` left in ``folder``; return their
-    paths.
+def remove_orphan_temps(folder: "str | os.PathLike", *, name: str | None = None) -> list[str]:
+    """Remove the temp files a killed :func:`atomic_write` left in ``folder`` (with ``name``,
+    only those of the file ``name``); return their paths.
 
     Only names of :data:`TEMP_PATTERN` (ours), only regular files (a symlink is neither
-    followed nor removed), and only files whose ``flock`` is free: every live writer holds
-    its temp file's lock from its creation to its rename (:func:`_new_temp`), and the kernel
-    frees it when the writer dies in any way (SIGKILL included), so a concurrent job's temp
-    file is never taken, whether or not that job holds the folder's lock, while an orphan
-    goes at the next write into the folder, however young.  Where ``fcntl`` is missing, or a
-    file system cannot lock, nothing is removed.  Never raises for the folder."""
+    followed nor removed), only in ``folder`` itself (a ``folder`` that is a symbolic link is
+    left alone: nothing outside the folder named is touched), and only files whose ``flock``
+    is free: every live writer holds its temp file's lock from its creation to its rename
+    (:func:`_new_temp`), and the kernel frees it when the writer dies in any way (SIGKILL
+    included), so a concurrent job's temp file is never taken, whether or not that job holds
+    the folder's lock, while an orphan goes at the next write, however young.  Where
+    ``fcntl`` is missing, or a file system cannot lock, nothing is removed.  Never raises for
+    the folder."""
     if fcntl is None:
         return []
     try:
-        with os.scandir(os.fspath(folder)) as entries:
-            names = [e.path for e in entries if TEMP_PATTERN.match(e.name)
-                     and e.is_file(follow_symlinks=False)]
+        folder_fd = os.open(os.fspath(folder),
+                            os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+    except OSError:
+        return []  # missing, not a folder, or a link to one
+    try:
+        with os.scandir(folder_fd) as entries:
+            found = [e.name for e in entries if e.is_file(follow_symlinks=False)
+                     and (m := TEMP_PATTERN.match(e.name))
+                     and (name is None or m.group("name") == name)]
+        return [os.path.join(os.fspath(folder), n) for n in sorted(found)
+                if _orphan(folder_fd, n)]
     except OSError:
         return []
-    return [p for p in sorted(names) if _orphan(p)]
+    finally:
+        os.close(folder_fd)
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """``data`` gzip-compressed with no timestamp and no file name in the header (the same
+    data, the same bytes, on every Python: ``gzip.compress`` writes another OS byte on some
+    versions)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as fh:
+        fh.write(data)
+    return buffer.getvalue()
 
 
 def atomic_write_text(path: "str | os.PathLike", text: str, *, gz: bool = False) -> None:
@@ -281,11 +309,7 @@ def atomic_write_text(path: "str | os.PathLike", text: str, *, gz: bool = False)
     gzip-compressed with no timestamp in the header (the same text, the same bytes)."""
     data = text.encode("utf-8")
     with atomic_write(path, "wb") as raw:
-        if gz:
-            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-                fh.write(data)
-        else:
-            raw.write(data)
+        raw.write(gzip_bytes(data) if gz else data)
 
 
 _UMASK: list = []

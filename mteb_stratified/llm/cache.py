@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import sqlite3
+import stat
 import tempfile
 import sys
 import threading
@@ -70,10 +71,29 @@ def open_cache_db(path: str, timeout: float = 30.0) -> sqlite3.Connection:
         except OSError as exc:
             raise InputError(f"the cache's folder cannot be created ({exc.strerror})",
                              source=path, fix="pass a cache path in a writable folder") from None
+    _refuse_links(path)
     db = _connect(path, timeout)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     return db
+
+
+def _refuse_links(path: str) -> None:
+    """An :class:`InputError` when the cache or a file SQLite keeps beside it (``-wal``,
+    ``-shm``, ``-journal``) is a symbolic link, or the cache has another hard link: SQLite
+    would write the file it points to, outside the folder the cache was named in."""
+    for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        try:
+            info = os.lstat(name)
+        except OSError:
+            continue
+        what = ("a symbolic link" if stat.S_ISLNK(info.st_mode) else
+                f"a file with {info.st_nlink} hard links" if info.st_nlink > 1 else "")
+        if what:
+            raise InputError(f"the cache is not written through {what}: it would change a "
+                             "file elsewhere", source=name,
+                             fix="remove it, or pass the real path of the cache you mean "
+                                 "(--cache)")
 
 
 def _connect(path: str, timeout: float) -> sqlite3.Connection:

@@ -51,15 +51,18 @@ class _Inflate:
         self.first = True
 
     def feed(self, data: bytes, flush: bool = False) -> bytes:
+        """The output of ``data``; with ``flush`` (the body's end), all the rest too."""
         room = self.bound - self.out + 1
         try:
-            part = self.z.flush(room) if flush else self.z.decompress(data, room)
+            part = self.z.decompress(data, room) if data else b""
         except zlib.error:
             if not (self.first and self.coding == "deflate" and data):
                 raise
             self.z = zlib.decompressobj(-zlib.MAX_WBITS)
             part = self.z.decompress(data, room)
         self.first = self.first and not data
+        if flush and len(part) < room:
+            part += self.z.flush(room - len(part))
         self.out += len(part)
         if self.out > self.bound:
             raise _over(self.bound, f"over {self.out:,} bytes once decompressed ({self.coding})"
@@ -84,9 +87,8 @@ def _http_client(openai, timeout: float, max_bytes: int):
 
         def _decode(self, chunk: bytes, flush: bool = False) -> bytes:
             try:
-                for layer in self.layers:
-                    chunk = layer.feed(chunk, flush)
-                    flush = False  # an outer layer's tail is fed to the next one
+                for layer in self.layers:  # at the end, each layer's tail goes to the next,
+                    chunk = layer.feed(chunk, flush)  # which is flushed too
             except zlib.error as exc:
                 raise http.DecodingError(f"the body does not decompress: {exc}") from None
             return chunk

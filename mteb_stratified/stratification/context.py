@@ -87,6 +87,7 @@ def _load(structure, dataset, split, alignment, embedding_model, endpoint, notif
         return Context(artifact, load_beir(bundled_path("nfcorpus"), "test"), strata)
     art = (StructureArtifact.bundled("nfcorpus") if structure is None
            else StructureArtifact.load(structure))
+    _check_mass(art, structure)  # before the corpus is read and the queries extracted
     if alignment == "soft":  # a model the user did not allow is refused before any extraction
         embedding_model_of(art, embedding_model)
     folder = dataset or bundled_path("nfcorpus")
@@ -99,3 +100,20 @@ def _load(structure, dataset, split, alignment, embedding_model, endpoint, notif
     return Context(art, data, strata_for_dataset(art, data, check_corpus=False,
                                                  alignment=alignment, extractor=extractor,
                                                  embedding_model=embedding_model))
+
+
+def _check_mass(art, structure: str | None) -> None:
+    """An :class:`InputError` naming ``clusters.jsonl.gz`` when every cluster has mass 0: the
+    corpus-weighted estimates weigh the strata by it."""
+    import os
+
+    from ..core.errors import InputError
+    from ..structure.schema import REBUILD_FIX
+
+    if any(mass > 0 for mass in art.cluster_mass.values()):
+        return
+    folder = os.path.dirname(art.source) if art.source else structure
+    raise InputError(f"every one of the {art.n_clusters} clusters has mass 0, and the "
+                     "corpus-weighted estimates weigh the strata by it",
+                     source=os.path.join(folder, "clusters.jsonl.gz") if folder else None,
+                     fix=REBUILD_FIX)

@@ -12,12 +12,13 @@ clusters), ``excluded`` (the reason, for a judged query that was not stratified)
 from __future__ import annotations
 
 import csv
+import io
 import math
 from typing import Mapping
 
 from ..io.outputs import atomic_write
 
-__all__ = ["COLUMNS", "strata_rows", "write_strata_table"]
+__all__ = ["COLUMNS", "strata_rows", "strata_table_text", "write_strata_table"]
 
 COLUMNS = ("query_id", "cluster", "cluster_label", "evaluated_stratum", "evaluated_label",
            "stratum", "dispersion", "dispersion_bin", "alignment", "alignment_bin",
@@ -61,11 +62,19 @@ def strata_rows(strata, artifact, qrels: dict, grain: Mapping | None = None) -> 
     return rows
 
 
+def strata_table_text(rows: list[dict]) -> str:
+    """The rows as tab-separated text with a header (tabs and newlines in a value become
+    spaces)."""
+    buffer = io.StringIO(newline="")
+    w = csv.DictWriter(buffer, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: str(r.get(k, "")).replace("\t", " ").replace("\n", " ")
+                    for k in COLUMNS})
+    return buffer.getvalue()
+
+
 def write_strata_table(path: str, rows: list[dict]) -> None:
     """Write the rows as a tab-separated file with a header (atomically)."""
     with atomic_write(path, encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: str(r.get(k, "")).replace("\t", " ").replace("\n", " ")
-                        for k in COLUMNS})
+        fh.write(strata_table_text(rows))

@@ -30,9 +30,10 @@ a temp file unique to the process; a damaged file is an :class:`InputError` nami
 line.  A save is crash-safe: it removes the old ``metadata.json`` before it replaces the first
 table and writes the new one last, with a completion record (``files``: every table's size and
 sha256), so a folder mixing two builds' files (a save killed part-way, or running now) is
-refused by :meth:`~StructureArtifact.load` with the rebuild command, never used.  Loading checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded
-integers, finite numbers, ordered cut-points; model names, never paths), and that the ids the
-tables hold refer to clusters that exist; a model the metadata names is loaded only from an
+refused by :meth:`~StructureArtifact.load` with the rebuild command, never used.  Loading
+checks ``metadata.json`` and every row against :mod:`.schema` (types, bounded integers,
+finite numbers, ordered cut-points; model names, never paths), and that the ids the tables
+hold refer to clusters that exist; a model the metadata names is loaded only from an
 installed package or with the user's consent, never from a folder of that name in the current
 folder (:mod:`.query_entities`).
 """
@@ -614,6 +615,9 @@ class StructureArtifact:
                                  "BEIR_FOLDER --out DIR` (the same settings are kept in its "
                                  "metadata.json 'parameters')")
         _check_metadata(metadata, meta_path)
+        problem = _record_problem(metadata.get(COMPLETION_KEY))
+        if problem:  # before any table is parsed: an older save, or a hand-made metadata.json
+            raise InputError(problem, source=meta_path, fix=_COMPLETE_FIX.format(dir=directory))
         digests, read = {}, {}
         for t in TABLES:  # each table's checksum as it is read: checked against the record
             path = os.path.join(directory, f"{t}.jsonl.gz")

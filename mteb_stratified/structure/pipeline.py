@@ -234,7 +234,9 @@ def _reusable(out: str | None, settings_key: str, retry_failed: bool):
         return None
     try:
         old = StructureArtifact.load(out)
-    except InputError:
+    except InputError as exc:  # say why it is built again (the work folder's caches are used)
+        warnings.warn(InputWarning(f"the artifact there is not reused, it is built again: "
+                                   f"{exc.message}", source=exc.source or out))
         return None
     failed = retry_failed and old.metadata.get("extraction_failures", {}).get("count")
     return old if old.metadata.get("settings_key") == settings_key and not failed else None

@@ -8,7 +8,7 @@ import os
 from .._optional import require
 
 __all__ = ["DEFAULT_MODEL", "default_model_name", "resolve_model", "load_sentence_model",
-           "quantize_int8", "cpu_bf16_native", "hub_miss"]
+           "quantize_int8", "cpu_bf16_native", "hub_miss", "offline_miss"]
 
 #: CPU flags (``/proc/cpuinfo``) of bfloat16 dot-product instructions: x86 AVX-512 BF16 and
 #: AMX-BF16, Arm's BF16 extension.  oneDNN runs bfloat16 products without them too (PyTorch's
@@ -82,22 +82,47 @@ def hub_miss(name, exc: BaseException):
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     if kind is None:
         return None
-    model = f"the model {name!r}" if name else "a model this command loads"
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    get = (f"download it once where the hub is reachable (huggingface-cli download "
-           f"{name or 'NAME'})")
     if kind == "offline":
-        why = ("the hub is offline (HF_HUB_OFFLINE is set)" if offline else
-               "the hub could not be reached")
-        return InputError(f"{model} is not in the local Hugging Face cache, and {why}",
-                          fix=f"{get}, then run again (HF_HUB_OFFLINE may stay set); or give a "
-                              "local model folder instead")
+        return _not_cached(name)
     model = repr(name) if name else "that this command loads"
     return InputError(f"the Hugging Face hub has no model {model} that this user may read "
                       f"({'a gated model' if kind == 'gated' else 'no such repository'})",
                       fix="check the name (ORG/MODEL, as on huggingface.co), log in "
                           "(huggingface-cli login) for a gated or private model, or give a "
                           "local model folder")
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _not_cached(name):
+    """The InputError of a model not in the local Hugging Face cache, the hub offline or out
+    of reach."""
+    from ..core.errors import InputError
+
+    model = f"the model {name!r}" if name else "a model this command loads"
+    why = ("the hub is offline (HF_HUB_OFFLINE is set)" if _hub_offline() else
+           "the hub could not be reached")
+    get = (f"download it once where the hub is reachable (huggingface-cli download "
+           f"{name or 'NAME'})")
+    return InputError(f"{model} is not in the local Hugging Face cache, and {why}",
+                      fix=f"{get}, then run again (HF_HUB_OFFLINE may stay set); or give a "
+                          "local model folder instead")
+
+
+def offline_miss(name: str | None):
+    """The error :func:`load_sentence_model` would give at the end of a long job, found before
+    it starts: with ``HF_HUB_OFFLINE`` set, a model named by its hub name (not a folder) whose
+    ``config.json`` is not in the local cache.  None otherwise (the load says what it finds)."""
+    if name is None or name == DEFAULT_MODEL or os.path.isdir(name) or not _hub_offline():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # noqa: BLE001 - not a hub name huggingface_hub takes: the load says why
+        return None
+    return None if isinstance(found, str) else _not_cached(name)
 
 
 def cpu_bf16_native(cpuinfo: str = "/proc/cpuinfo") -> bool | None:

@@ -54,6 +54,21 @@ def _finish(proc, timeout=60):
     assert proc.returncode == 0 and out.strip() == "done"
 
 
+def _race(procs, go):
+    """Start ``procs`` together (each waits, ready, for the file ``go``) and wait for each to
+    finish; none is left running."""
+    try:
+        for proc in procs:
+            _ready(proc)
+        go.touch()
+        for proc in procs:
+            _finish(proc)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def _rows(path):
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     return frame.groupby(["model", "hf_subset"]).size().to_dict()
@@ -102,17 +117,7 @@ def test_several_runs_sharing_a_prediction_folder_lose_no_per_query_row(tmp_path
     """#46.5, a real race: 4 processes × 4 updates (one per subset) of one per-query CSV,
     started together: every one of the 16 (model, subset) groups keeps its 100 rows."""
     path, go = tmp_path / "Task_per_query.csv", tmp_path / "go"
-    procs = [_child(_PER_QUERY, path, f"model-{m}", go, 4) for m in range(4)]
-    try:
-        for proc in procs:
-            _ready(proc)
-        go.touch()
-        for proc in procs:
-            _finish(proc)
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
+    _race([_child(_PER_QUERY, path, f"model-{m}", go, 4) for m in range(4)], go)
     assert _rows(path) == {(f"model-{m}", f"s{k}"): N_QUERIES * N_MEASURES
                            for m in range(4) for k in range(4)}
 
@@ -222,17 +227,7 @@ def test_in_place_stratify_runs_of_several_splits_race_and_lose_no_block(tmp_pat
     (each read the file when it started): every block and its keys are kept."""
     splits = [f"s{k}" for k in range(4)]
     path, go = _results_file(tmp_path, splits), tmp_path / "go"
-    procs = [_child(_SAVE, path, split, go) for split in splits]
-    try:
-        for proc in procs:
-            _ready(proc)
-        go.touch()
-        for proc in procs:
-            _finish(proc)
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
+    _race([_child(_SAVE, path, split, go) for split in splits], go)
     final = json.loads(path.read_text())
     assert final["strata"] == {s: {"n_queries": int(s[1:])} for s in splits}
     assert all(final["scores"][s][0]["strata_msc"] == 0.5 for s in splits)

@@ -417,18 +417,24 @@ def _grammar_cases() -> list[Case]:
     return c
 
 
-def _structure_cases() -> list[Case]:
-    """A tampered structure artifact (the bundled one, copied) given to ``stratify``: its
-    metadata against the schema, its tables' ids, and a spaCy model it names (issue #30)."""
+def _bundled() -> tuple[dict, list]:
+    """The bundled artifact's files (name -> bytes) and 30 test query ids."""
     from mteb_stratified.io import bundled_path, load_beir
 
     folder = os.path.join(bundled_path("nfcorpus"), "structure")
-    tables = {}
+    files = {}
     for name in sorted(os.listdir(folder)):
         if name.endswith(".jsonl.gz") or name == "metadata.json":
             with open(os.path.join(folder, name), "rb") as fh:
-                tables[name] = fh.read()
+                files[name] = fh.read()
     qids = sorted(load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels)[:30]
+    return files, qids
+
+
+def _structure_cases() -> list[Case]:
+    """A tampered structure artifact (the bundled one, copied) given to ``stratify``: its
+    metadata against the schema, its tables' ids, and a spaCy model it names (issue #30)."""
+    tables, qids = _bundled()
     res, pq = "res/StratifiedNFCorpus.json", "res/StratifiedNFCorpus_per_query.csv"
     argv = ("stratify", "{%s}" % res, "--structure", "{art/}", "--resamples", "10",
             "--alignment", "exact")

@@ -12,26 +12,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 
-from bad_inputs import Case, Error, _per_query_csv, _results_json
+from bad_inputs import Case, Error, _bundled, _per_query_csv, _results_json
 
 _RES, _PQ = "res/StratifiedNFCorpus.json", "res/StratifiedNFCorpus_per_query.csv"
 _REBUILD = "mteb-stratified structure --corpus"
-
-
-def _bundled() -> tuple[dict, list]:
-    """The bundled artifact's files (name -> bytes) and 30 test query ids."""
-    from mteb_stratified.io import bundled_path, load_beir
-
-    folder = os.path.join(bundled_path("nfcorpus"), "structure")
-    files = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".jsonl.gz") or name == "metadata.json":
-            with open(os.path.join(folder, name), "rb") as fh:
-                files[name] = fh.read()
-    qids = sorted(load_beir(bundled_path("nfcorpus"), "test", corpus=False).qrels)[:30]
-    return files, qids
 
 
 def _other_build(table: bytes, n_clusters: int) -> bytes:

@@ -156,3 +156,23 @@ def test_stratify_out_replaces_a_linked_copy_and_never_writes_through_it(tmp_pat
     assert rc == 0, capsys.readouterr().err
     assert victim.read_text() == VICTIM
     assert not any(p.is_symlink() for p in linked)
+
+
+@pytest.mark.parametrize("beside", ["", "-wal", "-shm", "-journal"])
+def test_an_answer_cache_linked_outside_the_folder_is_refused(tmp_path, beside):
+    """#46.3 (the fresh-eyes review): ``OUT/llm_cache.sqlite`` (or the ``-wal``/``-shm``/
+    ``-journal`` file SQLite keeps beside it) linked to a file elsewhere made that file a
+    SQLite database; now the cache is refused, naming the link, and the file is unchanged."""
+    from mteb_stratified.llm.cache import AnswerCache
+
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"")
+    out = tmp_path / "out"
+    out.mkdir()
+    cache = out / "llm_cache.sqlite"
+    link = out / f"llm_cache.sqlite{beside}"
+    link.symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link") as err:
+        AnswerCache(str(cache))
+    assert str(link) in str(err.value)
+    assert victim.read_bytes() == b""

@@ -111,7 +111,8 @@ print(count[0])
 def test_write_together_killed_at_every_file_operation_never_mixes(tmp_path):
     """#46 (every multi-file output: leaderboard.csv/.md, precision_sweep.*, generate's
     folder): a SIGKILL after each file operation of :func:`write_together` over an older set
-    leaves old files or new files, some missing, never an old file beside a new one; the run not killed leaves the whole new set and no temp file."""
+    leaves old files or new files, some missing, never an old file beside a new one; the run
+    not killed leaves the whole new set and no temp file."""
     import subprocess
     import sys
 
@@ -138,3 +139,24 @@ def test_write_together_killed_at_every_file_operation_never_mixes(tmp_path):
         assert all(old[n] == b for n, b in found.items()) \
             or all(new[n] == b for n, b in found.items()), (k, found)
     assert kills == 2 * len(names)
+
+
+def test_orphan_cleanup_takes_only_the_written_files_temps_and_never_through_a_link(tmp_path):
+    """(the fresh-eyes review) a write into a folder removes the unheld temp files of that
+    file only (another tool's ``.x.abcd1234.tmp`` in the user's folder is not ours), and
+    :func:`remove_orphan_temps` of a folder that is a link leaves the folder it points to."""
+    from mteb_stratified.io.outputs import remove_orphan_temps
+
+    mine, theirs = tmp_path / ".r.html.abcd1234.tmp", tmp_path / ".notes.abcd1234.tmp"
+    mine.write_text("orphan")
+    theirs.write_text("another tool's")
+    with atomic_write(tmp_path / "r.html") as fh:
+        fh.write("report")
+    assert not mine.exists() and theirs.exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kept = elsewhere / ".data.abcd1234.tmp"
+    kept.write_text("x")
+    (tmp_path / "work").symlink_to(elsewhere)
+    assert remove_orphan_temps(tmp_path / "work") == [] and kept.exists()
+    assert remove_orphan_temps(elsewhere) == [str(kept)] and not kept.exists()

@@ -209,8 +209,10 @@ def test_a_rerun_never_reuses_a_mixed_folder(tmp_path, small_corpus, capsys):
     for name in ("entities", "doc_entities", "clusters", "cluster_levels"):
         shutil.copy(os.path.join(two, f"{name}.jsonl.gz"), one)
     assert main(base + ["--out", one]) == 0
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    said = capsys.readouterr()
+    summary = json.loads(said.out.strip().splitlines()[-1])
     assert summary["reused"] is False
+    assert "not reused, it is built again" in said.err and "mixes files of two builds" in said.err
     assert _files(one) == built
 
 

@@ -210,3 +210,19 @@ def test_bf16_on_a_cpu_without_bf16_instructions_is_said_on_stderr(monkeypatch, 
     monkeypatch.setattr(sentence_model, "cpu_bf16_native", lambda: True)
     assert cli_main.main(args) == 2
     assert "bfloat16 instructions" not in capsys.readouterr().err
+
+
+def test_offline_miss_is_said_before_the_job(monkeypatch, tmp_path):
+    """#46.13e: with HF_HUB_OFFLINE set, a hub name missing from the local cache is refused
+    before any work (``structure`` calls this first); a folder, the packaged model, or the hub
+    online are left to the load."""
+    from mteb_stratified.core.errors import InputError
+    from mteb_stratified.structure.sentence_model import offline_miss
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # an empty cache
+    miss = offline_miss("nobody-46/no-such-model")
+    assert isinstance(miss, InputError) and "not in the local Hugging Face cache" in str(miss)
+    assert offline_miss(None) is None and offline_miss(str(tmp_path)) is None
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert offline_miss("nobody-46/no-such-model") is None

@@ -677,8 +677,9 @@ def describe_flips(flips: Iterable[dict]) -> str:
 
 # ----------------------------------------------------------------------------- outputs
 
-def plot_ranges(results: Sequence[SweepResult], path: str) -> str:
-    """A PNG of the tie range (max − min) per regime, one bar per measure, one panel per model."""
+def plot_ranges(results: Sequence[SweepResult], path) -> str:
+    """A PNG of the tie range (max − min) per regime, one bar per measure, one panel per model,
+    saved to ``path`` (a path or a binary file object); returns ``path``."""
     try:
         import matplotlib
         from matplotlib.figure import Figure  # no pyplot, no backend switch: no global state
@@ -737,10 +738,14 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
     if flips:
         md.write("Order of the two models, oblivious vs expected:\n\n")
         md.write("".join(f"- {md_cell(line)}\n" for line in describe_flips(flips).splitlines()))
-    # one unit: a kill never leaves this run's CSV beside the last run's JSON or Markdown
-    write_together([(paths["csv"], table.getvalue().encode("utf-8")),
-                    (paths["json"], data.encode("utf-8")),
-                    (paths["markdown"], md.getvalue().encode("utf-8"))])
+    files = [(paths["csv"], table.getvalue().encode("utf-8")),
+             (paths["json"], data.encode("utf-8")),
+             (paths["markdown"], md.getvalue().encode("utf-8"))]
     if plot:
-        paths["png"] = plot_ranges(results, os.path.join(out_dir, "precision_sweep.png"))
+        paths["png"] = os.path.join(out_dir, "precision_sweep.png")
+        png = io.BytesIO()
+        plot_ranges(results, png)
+        files.append((paths["png"], png.getvalue()))
+    # one unit: a kill never leaves this run's CSV beside the last run's JSON, Markdown or PNG
+    write_together(files)
     return paths
