@@ -149,6 +149,7 @@ def main() -> int:
     ap.add_argument("--verbose", action="store_true", help="print every case")
     ap.add_argument("--no-faults", action="store_true", help="skip the fault-injection suites")
     args = ap.parse_args()
+    sys.path.insert(0, ROOT)  # this tree's package, not an installed copy
     # as CI runs it (.ci/run): a model missing from the local cache is not looked for online
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         os.environ.setdefault(name, "1")

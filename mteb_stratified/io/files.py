@@ -81,6 +81,7 @@ and qrels compress 3-15 times.  The ratio (default :data:`GZIP_RATIO` = 100) is 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import itertools
@@ -485,8 +486,20 @@ def _first_line(path: str, max_gzip_ratio):
     """The text of a run file's first data line, and an iterator over all its raw data lines
     (comments skipped as trec_eval skips them)."""
     lines = _raw_lines(path, True, max_gzip_ratio)
-    first = next(lines)
-    return _decode(first[2], path, first[0], first[1]), itertools.chain([first], lines)
+    try:
+        first = next(lines)
+        text = _decode(first[2], path, first[0], first[1])
+    except BaseException:
+        lines.close()  # the file now, not when a cycle with the error is collected
+        raise
+
+    def every():
+        try:
+            yield first
+            yield from lines
+        finally:
+            lines.close()
+    return text, every()
 
 
 def read_run(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) -> dict:
@@ -497,12 +510,13 @@ def read_run(path: "str | os.PathLike", *, max_gzip_ratio: float | None = None) 
     if fast is not None:
         return fast
     first, lines = _first_line(path, max_gzip_ratio)
-    if _is_json(first, "score"):
-        return _read_json(path, "score", max_gzip_ratio)
-    run: dict = {}
-    seen_at: dict = {}
-    for number, qid, doc, score in _run_records(path, lines):
-        _put(run, seen_at, qid, doc, score, path, number, "is listed")
+    with contextlib.closing(lines):  # closed on an error too (a file left open warns)
+        if _is_json(first, "score"):
+            return _read_json(path, "score", max_gzip_ratio)
+        run: dict = {}
+        seen_at: dict = {}
+        for number, qid, doc, score in _run_records(path, lines):
+            _put(run, seen_at, qid, doc, score, path, number, "is listed")
     return run
 
 
@@ -548,11 +562,12 @@ def read_run_arrays(path: "str | os.PathLike", qrels: dict, *, missing: str = "s
         return fast
     names = dict(missing=missing, qrels_name=qrels_name, run_name=run_name or path)
     first, lines = _first_line(path, max_gzip_ratio)
-    if not _is_json(first, "score"):
-        try:
-            return from_blocks(qrels, _run_blocks(path, lines), **names)
-        except _Interleaved:
-            _dict_note(path)
+    with contextlib.closing(lines):
+        if not _is_json(first, "score"):
+            try:
+                return from_blocks(qrels, _run_blocks(path, lines), **names)
+            except _Interleaved:
+                _dict_note(path)
     return from_dicts(qrels, read_run(path, max_gzip_ratio=max_gzip_ratio), **names)
 
 
@@ -594,6 +609,11 @@ def _read_qrels_lines(path: str, max_gzip_ratio: float | None) -> dict:
     """The line reader of qrels: the reference of what a file means, with every error and
     warning."""
     lines = _raw_lines(path, False, max_gzip_ratio)
+    with contextlib.closing(lines):  # closed on an error too (a file left open warns)
+        return _qrels_of_lines(path, max_gzip_ratio, lines)
+
+
+def _qrels_of_lines(path: str, max_gzip_ratio: float | None, lines) -> dict:
     head = []  # the '#' lines before the first data line: comments, unless the file is BEIR
     for body in lines:
         if not _text.is_qrels_comment(body[2]):
