@@ -90,11 +90,6 @@ def _jsonl_gz(rows: Iterable[dict]) -> bytes:
     return raw.getvalue()
 
 
-def _write_jsonl_gz(path: str, rows: Iterable[dict]) -> None:
-    with atomic_write(path, "wb") as fh:
-        fh.write(_jsonl_gz(rows))
-
-
 #: The key of metadata.json that records the files of the build it completes (not part of
 #: the in-memory metadata: :meth:`StructureArtifact.save` writes it, ``load`` checks it).
 COMPLETION_KEY = "files"
