@@ -132,9 +132,9 @@ def check_run_names(margs) -> None:
         where = ("mteb-stratified registers no model of that name" if ours else
                  "it is not in mteb's model registry, not a local folder, and the Hugging Face "
                  "hub is offline (HF_HUB_OFFLINE)")
-        from ..adapters.mteb.models import MINILM_FP32, MINILM_REGIMES
+        from ..adapters.mteb.models import MINILM_FP32, MINILM_QUANTIZED, MINILM_REGIMES
 
-        variants = ", ".join(n[len(MINILM_FP32):] for n in MINILM_REGIMES)
+        variants = ", ".join(n[len(MINILM_FP32):] for n in (*MINILM_REGIMES, *MINILM_QUANTIZED))
         raise InputError(f"model {model!r}: {where}{_nearest(model, MODEL_REGISTRY)}",
                          fix=f"give a registered name (the packaged ones: {MINILM_FP32} and its "
                              f"{variants} variants), or a local model folder")

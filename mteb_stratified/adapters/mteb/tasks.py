@@ -67,10 +67,14 @@ def bundled_data_dir() -> Path:
 
 def wrap_for_exact_search(task, model):
     """``(model, exact)``: an encoder wrapped in :class:`ExactTieSearch` when the task asks for
-    exact search; other models (own ``search``, cross-encoders) unchanged."""
-    exact = (getattr(task, "tie_exact_search", True) and isinstance(model, EncoderProtocol)
-             and not isinstance(model, SearchProtocol))
-    return (ExactTieSearch(model) if exact else model), exact
+    exact search; other models (own ``search``, cross-encoders) unchanged. ``exact`` also holds
+    for a search model that says it keeps whole tie groups at its cut (``keeps_tie_groups``,
+    e.g. the quantized MiniLM), so a list ending in a tie is not counted as truncated."""
+    wrap = (getattr(task, "tie_exact_search", True) and isinstance(model, EncoderProtocol)
+            and not isinstance(model, SearchProtocol))
+    exact = wrap or (getattr(task, "tie_exact_search", True)
+                     and getattr(model, "keeps_tie_groups", False) is True)
+    return (ExactTieSearch(model) if wrap else model), bool(exact)
 
 
 def add_tie_scores(task, base: dict, qrels, results, hf_split: str, hf_subset: str, *,

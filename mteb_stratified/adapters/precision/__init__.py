@@ -7,7 +7,8 @@ collapsing them into spurious ties.
 
 * :func:`hps` — the hook: wraps a sentence-transformers bi-encoder or CrossEncoder, a
   :class:`YesNoReranker` (any transformers causal LM), or an mteb encoder;
-* :mod:`.regimes` — fp32, bf16, fp16, bf16+hps, fp16+hps, scores-bf16;
+* :mod:`.regimes` — fp32, bf16, fp16, bf16+hps, fp16+hps, scores-bf16, and the quantized
+  int8, binary and binary+rescore (:mod:`.quantized`: rescoring is their HPS);
 * :mod:`.sweep` — the audit table (``mteb-stratified precision-sweep``).
 
 Importing this package does not import torch; the names below load on first use.

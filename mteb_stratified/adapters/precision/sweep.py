@@ -13,6 +13,11 @@ documents, the tie-oblivious value (trec_eval order), ``range = max − min`` an
 * time per query ``(forward + scoring) / queries`` and peak memory (process RSS on CPU, the
   CUDA allocator peak on a GPU).
 
+The quantized regimes (``int8``, ``binary``, ``binary+rescore``: a bi-encoder's embeddings
+quantized, see :mod:`.quantized`) add bytes per document, the query side's search time, the
+distinct scores among the top 10, the share of queries tied across the top-10 boundary and the
+first stage's expected recall of the fp32 top 100.
+
 Regimes that share a model dtype (``bf16`` and ``bf16+hps``; ``fp32`` and ``scores-bf16``) share
 one forward pass — it is bit-identical — and differ only in the scoring step; the forward time
 is counted in full in each of them.
@@ -49,10 +54,11 @@ from .tasks import SweepTask, candidates_from_run, top_candidates
 from .tasks import load_task as _load_task
 
 __all__ = ["SweepRow", "SweepResult", "run_sweep", "order_flips", "describe_flips",
-           "plot_ranges", "save_results", "format_table", "format_paper_table", "SweepModel",
+           "plot_ranges", "save_results", "format_table", "format_paper_table",
+           "format_quantized_table", "SweepModel",
            "BiEncoderSweep", "CrossEncoderSweep", "RerankerSweep", "build_model", "load_task",
            "first_stage_candidates", "first_stage_model", "no_first_stage", "top_candidates",
-           "MEASURES"]
+           "with_rescore_settings", "MEASURES"]
 
 MEASURES = ("nDCG@10", "RR@10", "R@100")
 #: Candidates per query a reranker takes from a first stage when no depth is given (a task's own
@@ -61,6 +67,10 @@ DEFAULT_DEPTH = 10
 
 #: The four numbers of each measure of :data:`MEASURES` in a row, in column order.
 _ROW_STATS = ("expected", "oblivious", "range", "bias")
+#: The row's columns for comparing quantizations (NaN where they do not apply: a reranker has
+#: no stored document vectors and no first stage of its own).
+_QUANTIZED_FIELDS = ("distinct_scores_at_10", "boundary_tie_share_at_10", "bytes_per_document",
+                     "search_ms_per_query", "first_stage_recall_at_100")
 
 
 # ----------------------------------------------------------------------------- results
@@ -77,6 +87,9 @@ SweepRow = make_dataclass(
      ("mean_tie_group_at_100", float), ("max_tie_group_at_100", int),
      ("distinct_scores_per_query", float), ("spearman_vs_fp32", float),
      ("kendall_vs_fp32", float), ("ms_per_query", float), ("peak_memory_mib", float),
+     *((f"{sweep_key(m)}_{stat}", float, field(default=math.nan))
+       for m in MEASURES for stat in ("min", "max")),
+     *((name, float, field(default=math.nan)) for name in _QUANTIZED_FIELDS),
      ("metadata", dict, field(default_factory=dict))],
     namespace={"__module__": __name__, "to_dict": _row_to_dict, "__doc__": """One regime of one
     model: the columns of the audit table (means over queries).
@@ -86,8 +99,15 @@ SweepRow = make_dataclass(
     family (:func:`mteb_stratified.naming.sweep_key`: ``ndcg10``, ``rr10``, ``r100``); the tie
     audit (``tied_share_at_10``, ``tied_share_at_100``, ``mean_tie_group_at_100``,
     ``max_tie_group_at_100``, ``distinct_scores_per_query``), the correlations with the fp32
-    scores (``spearman_vs_fp32``, ``kendall_vs_fp32``), ``ms_per_query``, ``peak_memory_mib``
-    and ``metadata``.  ``to_dict()`` gives them as a dict, in this order.
+    scores (``spearman_vs_fp32``, ``kendall_vs_fp32``), ``ms_per_query``, ``peak_memory_mib``;
+    each measure's ``<key>_min`` and ``_max`` over tie orders; ``distinct_scores_at_10`` (mean
+    distinct score values among the top 10), ``boundary_tie_share_at_10`` (share of queries
+    whose 10th and 11th scores are equal: the top-10 set itself depends on the tie order),
+    ``bytes_per_document`` (the stored document vector), ``search_ms_per_query`` (the query
+    side only: scoring, or quantizing the queries, searching and rescoring),
+    ``first_stage_recall_at_100`` (the expected share of the fp32 top 100 that the regime's
+    first stage keeps, ties broken at random on both sides) and ``metadata``.  ``to_dict()``
+    gives them as a dict, in this order.
     """},
     frozen=True)
 
@@ -173,6 +193,43 @@ def format_paper_table(rows: Sequence[SweepRow]) -> str:
                  for i, (_, a, fmt) in enumerate(_PAPER_COLUMNS)]
         cells += [fmt.format(getattr(r, a)) for _, a, fmt in _TIE_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _pct(value: float) -> str:
+    return "–" if math.isnan(value) else f"{100 * value:.2f}"
+
+
+def _quantized_cells(r: SweepRow) -> list:
+    cells = [md_cell(r.regime)]
+    for m in MEASURES:
+        key = sweep_key(m)
+        get = lambda stat: getattr(r, f"{key}_{stat}")  # noqa: E731
+        cells += [_pct(get("expected")), f"{_pct(get('min'))}–{_pct(get('max'))}",
+                  _pct(get("range")), ("–" if math.isnan(get("bias"))
+                                       else f"{100 * get('bias'):+.2f}")]
+    cells += [f"{r.distinct_scores_at_10:.2f}", f"{r.tied_share_at_10:.1%}",
+              f"{r.boundary_tie_share_at_10:.1%}", f"{r.bytes_per_document:.0f}",
+              f"{r.search_ms_per_query:.3f}", f"{r.first_stage_recall_at_100:.3f}"]
+    meta = r.metadata
+    cells.append(f"{_pct(meta['cut_ndcg10_min'])}–{_pct(meta['cut_ndcg10_max'])} "
+                 f"({meta['cut_draws']} draws)" if "cut_ndcg10_min" in meta else "–")
+    return cells
+
+
+def format_quantized_table(rows: Sequence[SweepRow]) -> str:
+    """A Markdown table comparing quantizations: per regime and measure E[M], its min–max over
+    tie orders, range and bias (in %), then distinct scores among the top 10, the share of
+    queries with a tie reaching into the top 10 and across its boundary, bytes per document,
+    search time per query, the first stage's recall of the fp32 top 100, and, for a rescore,
+    the range of E[nDCG@10] over reruns with the first stage's tie at its cut redrawn."""
+    head = ["Regime"]
+    for m in MEASURES:
+        head += [f"{m} E (%)", "min–max", "range", "bias"]
+    head += ["distinct@10", "tied@10", "tie at 10|11", "bytes/doc", "search ms/q",
+             "recall of fp32 top 100", "nDCG@10 E, cut tie redrawn: min–max"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(_quantized_cells(r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -268,6 +325,33 @@ class BiEncoderSweep(_LoadedModel):
         scorer, q, d = state
         s = scorer.with_score_dtype(regime.score_dtype).similarity(q, d)
         return list(_finish_scores(s, regime).cpu())
+
+    def encoded(self, state) -> tuple:
+        """The forward pass's (queries, documents) embeddings as ``encode`` returns them: unit
+        vectors when the model ends in a Normalize module (its scorer bypasses it)."""
+        from ._torch import torch_module
+        from .hooks import _normalize_modules
+
+        scorer, q, d = state
+        if _normalize_modules(scorer.model):
+            q, d = (torch_module().nn.functional.normalize(x.float(), dim=-1) for x in (q, d))
+        return q, d
+
+    def quantized(self, state, regime: Regime):
+        """The :class:`~.quantized.QuantizedScores` of a quantized regime: the embeddings of
+        the forward pass, quantized as ``encode`` returns them (see :mod:`.quantized`)."""
+        from .quantized import RESCORE_DEPTH, quantized_scores
+
+        q, d = self.encoded(state)
+        return quantized_scores(q, d, regime.quantization, rescore_docs=regime.rescore_docs,
+                                rescore_multiplier=regime.rescore_multiplier or 1,
+                                depth=RESCORE_DEPTH)
+
+    def bytes_per_document(self, state, regime: Regime) -> float:
+        """Bytes of one stored document vector of a float regime (the forward pass's dtype)."""
+        from ...core.precision import DTYPES
+
+        return float(state[2].shape[-1] * DTYPES[regime.model_dtype].bits // 8)
 
 
 class _PairSweep(_LoadedModel):
@@ -391,13 +475,14 @@ def _evaluate(qrels: dict, qids: list, candidates: list, scores: list):
 
 
 def _row(model: str, regime: Regime, res, rho: float, tau: float, seconds: float,
-         peak: float, extra: dict) -> SweepRow:
-    vals = {}
+         peak: float, extra: dict, columns: "dict | None" = None) -> SweepRow:
+    vals = dict(columns or {})
     for m in MEASURES:
         r = res[m]
         key = sweep_key(m)
         vals.update({f"{key}_expected": r.expected, f"{key}_oblivious": r.oblivious,
-                     f"{key}_range": r.range, f"{key}_bias": r.bias})
+                     f"{key}_range": r.range, f"{key}_bias": r.bias, f"{key}_min": r.min,
+                     f"{key}_max": r.max})
     t10, t100 = res.tie_stats(10), res.tie_stats(100)
     n = len(res.queries)
     return SweepRow(model=model, regime=regime.name, queries=n, **vals,
@@ -545,15 +630,26 @@ def run_sweep(model: "str | ModelSpec | SweepModel" = "minilm", task="nfcorpus",
               max_length: int = 256, activation: str = "softmax", first_stage=None,
               kind: "str | None" = None, batch_size: "int | None" = None,
               split: "str | None" = None, progress: "Callable[[str], None] | None" = None,
-              progress_bars: bool = False, **options) -> SweepResult:
+              progress_bars: bool = False, rescore_docs: "str | None" = None,
+              rescore_multiplier: "int | None" = None, cut_draws: "int | None" = None,
+              seed: int = 0,
+              **options) -> SweepResult:
     """Run one model under each regime on a task and return the audit table.
 
     ``model``: see :func:`build_model` (or a ready :class:`SweepModel`); ``task``: a BEIR
     folder, ``nfcorpus``, an MTEB task name or a :class:`~.tasks.SweepTask`. The fp32 forward
     pass always runs (it is the reference of the correlations); only the requested regimes get
-    rows. ``first_stage`` (rerankers): see :func:`first_stage_candidates`.
+    rows. ``first_stage`` (rerankers): see :func:`first_stage_candidates`. The quantized
+    regimes (``int8``, ``binary``, ``binary+rescore``) need a bi-encoder; ``rescore_docs``
+    (``binary`` or ``int8``) and ``rescore_multiplier`` (an integer ≥ 1, default 2) set how
+    ``binary+rescore`` rescores (see :mod:`.quantized`); its first stage cuts a tie group of
+    Hamming scores in FAISS's order, and ``cut_draws`` reruns of the rescore with that tie
+    broken at random (``seed``) say what another order would have given (0: none).
     """
-    regimes = parse_regimes(regimes)
+    from .quantized import DEFAULT_CUT_DRAWS
+
+    regimes = with_rescore_settings(parse_regimes(regimes), rescore_docs, rescore_multiplier)
+    cut_draws = DEFAULT_CUT_DRAWS if cut_draws is None else cut_draws
     say = progress or (lambda msg: None)
     sweep_task = load_task(task, split)
     dataset = sweep_task.dataset
@@ -567,6 +663,7 @@ def run_sweep(model: "str | ModelSpec | SweepModel" = "minilm", task="nfcorpus",
                              batch_size=batch_size, progress=say, **options)
     else:
         source = model
+    _check_quantizable(source, regimes)
     try:
         source.progress_bars = progress_bars  # a bar per forward batch (stderr)
     except AttributeError:  # a model object that takes no attributes: no bars
@@ -585,15 +682,18 @@ def run_sweep(model: "str | ModelSpec | SweepModel" = "minilm", task="nfcorpus",
             reference = source.scores(state, get_regime("fp32"))
         for regime in (r for r in regimes if r.model_dtype == dtype):
             with measure(device) as sc:
-                scores = source.scores(state, regime)
-            res = _evaluate(dataset.qrels, source.qids, source.candidates, scores)
-            rho, tau = _correlations(scores, reference)
+                got = _regime_scores(source, state, regime)
+            res = _evaluate(dataset.qrels, source.qids, got.candidates, got.scores)
+            rho, tau = _correlations(got.scores, got.reference(reference))
             extra = {"forward_s": fwd.usage.seconds, "score_s": sc.usage.seconds,
                      "memory_kind": fwd.usage.memory_kind, "device": str(device),
-                     "distinct_scores": _distinct(scores)}
-            rows.append(_row(source.name, regime, res, rho, tau,
-                             fwd.usage.seconds + sc.usage.seconds,
-                             max(fwd.usage.peak_mib, sc.usage.peak_mib), extra))
+                     "distinct_scores": _distinct(got.scores), **got.metadata,
+                     **_cut_spread(source, state, regime, got, dataset.qrels, cut_draws, seed)}
+            seconds = fwd.usage.seconds + (got.timed_s if got.timed_s is not None
+                                           else sc.usage.seconds)
+            rows.append(_row(source.name, regime, res, rho, tau, seconds,
+                             max(fwd.usage.peak_mib, sc.usage.peak_mib), extra,
+                             got.columns(reference, sc.usage.seconds)))
             say(f"[{source.name}] {regime.name}: nDCG@10 E={rows[-1].ndcg10_expected:.4f} "
                 f"range={rows[-1].ndcg10_range:.4f}")
             per_query[regime.name] = {m: {k: np.asarray(res[m].values[k]) for k in
@@ -619,6 +719,156 @@ def run_sweep(model: "str | ModelSpec | SweepModel" = "minilm", task="nfcorpus",
     docs = tuple(getattr(source, "doc_ids", ()) or ())
     return SweepResult(source.name, sweep_task.name, tuple(rows), settings, tuple(reference),
                        queries, per_query, tuple(source.qids), docs)
+
+
+def _check_quantizable(source, regimes) -> None:
+    """Quantized regimes need a model with embeddings (a bi-encoder)."""
+    quantized = [r.name for r in regimes if r.quantization]
+    if quantized and not hasattr(source, "quantized"):
+        kind = getattr(getattr(source, "spec", None), "kind", type(source).__name__)
+        raise InputError(f"{', '.join(quantized)} quantize a bi-encoder's embeddings, and "
+                         f"{source.name} is a {kind}: it has none",
+                         fix="sweep the quantized regimes with a bi-encoder (e.g. --model "
+                             "minilm), the float ones with a reranker")
+
+
+def with_rescore_settings(regimes: tuple, docs: "str | None", multiplier) -> tuple:
+    """The regimes with the rescoring settings applied: ``docs`` one of
+    :data:`~.quantized.RESCORE_DOCS`, ``multiplier`` an integer ≥ 1; settings given with no
+    rescoring regime are an error."""
+    from .quantized import RESCORE_DOCS, check_rescore_multiplier
+
+    if docs is None and multiplier is None:
+        return regimes
+    if not any(r.rescore_docs for r in regimes):
+        raise InputError("rescoring settings were given, but no regime rescores",
+                         fix="add the binary+rescore regime, or drop --rescore-docs and "
+                             "--rescore-multiplier")
+    if docs is not None and docs not in RESCORE_DOCS:
+        raise InputError(f"unknown rescoring vectors {docs!r}",
+                         fix=f"use one of {', '.join(RESCORE_DOCS)}")
+    if multiplier is not None:
+        multiplier = check_rescore_multiplier(multiplier)
+    return tuple(r.with_rescore(docs, multiplier) for r in regimes)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One regime's scores and where they came from (see :func:`_regime_scores`)."""
+
+    scores: list
+    candidates: list
+    positions: "np.ndarray | None" = None  # (Q, C) document positions of a quantized regime
+    quantized: object = None
+    bytes_per_document: float = math.nan
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def timed_s(self) -> "float | None":
+        """Index and search time of a quantized regime (its audit-only work left out)."""
+        q = self.quantized
+        return None if q is None else q.index_s + q.search_s
+
+    def reference(self, reference: list) -> list:
+        """The fp32 reference scores of this regime's candidates."""
+        if self.positions is None:
+            return reference
+        return [r[np.asarray(p)] for r, p in zip(reference, self.positions)]
+
+    def columns(self, reference: list, score_s: float) -> dict:
+        """The row's :data:`_QUANTIZED_FIELDS`."""
+        n = max(len(self.scores), 1)
+        q = self.quantized
+        out = {"search_ms_per_query": 1000.0 * (q.search_s if q is not None else score_s) / n,
+               "bytes_per_document": float(q.bytes_per_document if q is not None
+                                           else self.bytes_per_document)}
+        out.update(_top10_stats(self.scores))
+        if not math.isnan(out["bytes_per_document"]):  # a bi-encoder over the whole corpus
+            stage = q.first_stage if q is not None else _stack(self.scores)
+            depth = q.first_stage_depth if q is not None else None
+            out["first_stage_recall_at_100"] = _first_stage_recall(stage, depth,
+                                                                   _stack(reference))
+        return out
+
+
+def _stack(scores: list) -> np.ndarray:
+    return np.stack([np.asarray(s.double().numpy() if hasattr(s, "double") else s,
+                                dtype=np.float64) for s in scores])
+
+
+def _regime_scores(source, state, regime: Regime) -> _Scored:
+    """A regime's scores: the model's own (float regimes) or its embeddings quantized."""
+    if not regime.quantization:
+        bpd = (source.bytes_per_document(state, regime)
+               if hasattr(source, "bytes_per_document") else math.nan)
+        return _Scored(source.scores(state, regime), source.candidates,
+                       bytes_per_document=bpd)
+    import torch
+
+    q = source.quantized(state, regime)
+    docs = np.asarray(source.doc_ids, dtype=object)
+    cands = [list(docs[p]) for p in q.positions]
+    meta = {k: v for k, v in q.metadata.items() if k != "quantization"}
+    meta.update(index_s=q.index_s, search_s=q.search_s)
+    return _Scored([torch.from_numpy(np.ascontiguousarray(r)) for r in q.scores], cands,
+                   positions=None if q.first_stage_depth is None else q.positions, quantized=q,
+                   metadata=meta)
+
+
+def _cut_spread(source, state, regime: Regime, got: _Scored, qrels: dict, draws: int,
+                seed: int) -> dict:
+    """Each measure's mean over ``draws`` rescores whose first-stage tie at the cut is broken
+    at random (:func:`~.quantized.cut_draws`): their mean, sample sd, min and max, next to
+    FAISS's own order (the row). Empty for a regime without a cut or when ``draws`` is 0."""
+    q = got.quantized
+    if q is None or q.first_stage_depth is None or draws < 1 \
+            or q.first_stage_depth >= q.first_stage.shape[1]:
+        return {}
+    import torch
+
+    from .quantized import cut_draws
+
+    queries, documents = source.encoded(state)
+    docs = np.asarray(source.doc_ids, dtype=object)
+    means: dict = {m: [] for m in MEASURES}
+    for positions, scores in cut_draws(queries, documents, q.first_stage, q.first_stage_depth,
+                                       regime.rescore_docs, draws, seed):
+        res = _evaluate(qrels, source.qids, [list(docs[p]) for p in positions],
+                        [torch.from_numpy(np.ascontiguousarray(r)) for r in scores])
+        for m in MEASURES:
+            means[m].append(res[m].expected)
+    out: dict = {"cut_draws": draws, "cut_seed": seed}
+    for m in MEASURES:
+        v, key = np.asarray(means[m]), sweep_key(m)
+        out.update({f"cut_{key}_mean": float(v.mean()),
+                    f"cut_{key}_sd": float(v.std(ddof=1)) if len(v) > 1 else math.nan,
+                    f"cut_{key}_min": float(v.min()), f"cut_{key}_max": float(v.max())})
+    return out
+
+
+def _top10_stats(scores: list) -> dict:
+    """Mean distinct values among each query's 10 best scores, and the share of queries whose
+    10th and 11th best scores are equal (a tie across the top-10 boundary)."""
+    distinct, boundary = [], []
+    for s in scores:
+        a = -np.sort(-np.asarray(s.double().numpy() if hasattr(s, "double") else s))
+        distinct.append(len(np.unique(a[:10])))
+        boundary.append(len(a) > 10 and a[9] == a[10])
+    return {"distinct_scores_at_10": float(np.mean(distinct)) if distinct else math.nan,
+            "boundary_tie_share_at_10": float(np.mean(boundary)) if boundary else math.nan}
+
+
+def _first_stage_recall(stage: np.ndarray, depth: "int | None", reference: np.ndarray,
+                        k: int = 100) -> float:
+    """Mean over queries of E|S ∩ R| / |R|: ``S`` the first stage's top ``depth`` (its own top
+    ``k`` when it has no separate cut), ``R`` the fp32 top ``k``, ties broken at random and
+    independently on each side (:func:`~mteb_stratified.core.ties.top_k_membership`)."""
+    from ...core.ties import top_k_membership
+
+    k = min(k, reference.shape[1])
+    p_ref = top_k_membership(reference, k)
+    p_stage = top_k_membership(stage, depth or k)
+    return float(np.mean((p_stage * p_ref).sum(axis=1) / k))
 
 
 def _distinct(scores: list) -> int:
@@ -678,8 +928,11 @@ def describe_flips(flips: Iterable[dict]) -> str:
 # ----------------------------------------------------------------------------- outputs
 
 def plot_ranges(results: Sequence[SweepResult], path) -> str:
-    """A PNG of the tie range (max − min) per regime, one bar per measure, one panel per model,
-    saved to ``path`` (a path or a binary file object); returns ``path``."""
+    """A PNG, one column per model, saved to ``path`` (a path or a binary file object): on top
+    the tie range (max − min) per regime, one bar per measure; below, each measure's expected
+    value per regime with its min–max bar over tie orders and the oblivious value (a cross), so
+    a regime's tie noise (the bar) and its lost information (the expected value against fp32's)
+    read side by side. Returns ``path``."""
     try:
         import matplotlib
         from matplotlib.figure import Figure  # no pyplot, no backend switch: no global state
@@ -694,9 +947,11 @@ def plot_ranges(results: Sequence[SweepResult], path) -> str:
         raise InputError("nothing to plot", fix="run at least one regime")
     # the task name is the user's: drawn as plain text, never as mathtext ($...$) or TeX
     with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
-        fig = Figure(figsize=(6.5 * len(results), 4.2))
-        axes = fig.subplots(1, len(results), squeeze=False)
+        fig = Figure(figsize=(6.5 * len(results), 8.0))
+        axes = fig.subplots(2, len(results), squeeze=False)
         width = 0.8 / len(MEASURES)
+        for ax, res in zip(axes[1], results):
+            _plot_expected(ax, res, width)
         for ax, res in zip(axes[0], results):
             x = np.arange(len(res.rows))
             for j, m in enumerate(MEASURES):
@@ -710,6 +965,27 @@ def plot_ranges(results: Sequence[SweepResult], path) -> str:
         fig.tight_layout()
         fig.savefig(path, dpi=120)
     return path
+
+
+def _plot_expected(ax, res: SweepResult, width: float) -> None:
+    """Expected value per regime and measure, with its min–max bar and the oblivious value."""
+    x = np.arange(len(res.rows))
+    for j, m in enumerate(MEASURES):
+        key = sweep_key(m)
+        get = lambda stat: np.array([getattr(r, f"{key}_{stat}") for r in res.rows])  # noqa
+        pos = x + (j - (len(MEASURES) - 1) / 2) * width
+        exp = get("expected")
+        # E lies in [min, max] up to rounding (1e-16 outside it, at times): never negative
+        err = [np.clip(exp - get("min"), 0, None), np.clip(get("max") - exp, 0, None)]
+        bars = ax.errorbar(pos, exp, yerr=err, fmt="o", capsize=3, label=f"{m} E (bar: min–max)")
+        ax.plot(pos, get("oblivious"), "x", color=bars[0].get_color())
+        fp32 = [getattr(r, f"{key}_expected") for r in res.rows if r.regime == "fp32"]
+        if fp32:  # what a regime lost, read against the fp32 reference
+            ax.axhline(fp32[0], ls=":", lw=1, color=bars[0].get_color())
+    ax.set_xticks(x, [r.regime for r in res.rows], rotation=30, ha="right")
+    ax.set_ylabel("expected value over tie orders (x: oblivious; dotted: fp32)")
+    ax.legend(fontsize="small")
+    ax.grid(axis="y", alpha=0.3)
 
 
 def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | None" = None,
@@ -734,6 +1010,10 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
         md.write(f"### {md_cell(res.model)} on {md_cell(res.task)} "
                  f"({res.settings.get('queries')} queries)\n\n")
         md.write(format_paper_table(res.rows) + "\n\n")
+        if any(r.metadata.get("quantization") for r in res.rows):
+            md.write("Quantized retrieval (values in %; first-stage recall: the expected "
+                     "share of the fp32 top 100 the regime's first stage keeps):\n\n")
+            md.write(format_quantized_table(res.rows) + "\n\n")
         md.write("All columns:\n\n" + format_table(res.rows, markdown=True) + "\n\n")
     if flips:
         md.write("Order of the two models, oblivious vs expected:\n\n")

@@ -31,3 +31,18 @@ def test_sweep_plot_draws_a_mathtext_task_name_literally(tmp_path, usetex):
 def test_sweep_png_with_a_mathtext_task_name_is_saved(tmp_path):
     path = sw.plot_ranges([_result(NAME)], str(tmp_path / "sweep.png"))
     assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_expected_value_a_rounding_outside_its_min_max_still_plots(tmp_path):
+    """E is computed apart from min and max and can land 1e-16 outside them; the error bars
+    (E − min, max − E) must not go negative, or matplotlib refuses the plot and the sweep's
+    files are lost with it."""
+    from mteb_stratified.adapters.precision import sweep as sw
+
+    e = 0.25
+    row = sw.SweepRow("minilm", "binary", 1, *([e, e, 0.0, 0.0] * 3), 0.0, 0.0, 1.0, 1, 1.0,
+                      1.0, 1.0, 0.0, 0.0, ndcg10_min=e + 6.7e-16, ndcg10_max=e + 6.7e-16,
+                      rr10_min=e, rr10_max=e - 1e-16, r100_min=e, r100_max=e)
+    res = sw.SweepResult("minilm", "nfcorpus", (row,), {"queries": 1})
+    path = str(tmp_path / "p.png")
+    assert sw.plot_ranges([res], path) == path

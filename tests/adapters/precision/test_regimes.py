@@ -7,8 +7,9 @@ from mteb_stratified.adapters.precision.regimes import (REGIME_NAMES, REGIMES, g
 from mteb_stratified.core.errors import InputError
 
 
-def test_six_regimes_in_table_order():
-    assert REGIME_NAMES == ("fp32", "bf16", "fp16", "bf16+hps", "fp16+hps", "scores-bf16")
+def test_nine_regimes_in_table_order():
+    assert REGIME_NAMES == ("fp32", "bf16", "fp16", "bf16+hps", "fp16+hps", "scores-bf16",
+                            "int8", "binary", "binary+rescore")
 
 
 @pytest.mark.parametrize("name,model,score,hps,result", [
@@ -18,6 +19,9 @@ def test_six_regimes_in_table_order():
     ("bf16+hps", "bfloat16", "float32", True, "float32"),
     ("fp16+hps", "float16", "float32", True, "float32"),
     ("scores-bf16", "float32", "float32", False, "bfloat16"),
+    ("int8", "float32", "int32", False, "int32"),
+    ("binary", "float32", "int32", False, "int32"),
+    ("binary+rescore", "float32", "float32", True, "float32"),
 ])
 def test_regime_dtypes(name, model, score, hps, result):
     r = get_regime(name)
@@ -35,17 +39,31 @@ def test_aliases_and_case():
 
 def test_unknown_regime_lists_valid_names():
     with pytest.raises(InputError) as err:
-        get_regime("int8")
+        get_regime("int4")
     text = str(err.value)
-    assert "int8" in text
+    assert "int4" in text
     for name in REGIME_NAMES:
         assert name in text
+
+
+def test_quantized_regimes_record_their_settings_and_groups_expand():
+    assert get_regime("binary+rescore").with_rescore("binary", 2) == REGIMES["binary+rescore"]
+    assert get_regime("binary+rescore").with_rescore(None, 4).name == "binary+rescore[binary,x4]"
+    meta = get_regime("binary+rescore").with_rescore("int8", 4).metadata()
+    assert meta["regime"] == "binary+rescore[int8,x4]"
+    assert (meta["quantization"], meta["rescore_docs"], meta["rescore_multiplier"]) == \
+        ("ubinary", "int8", 4)
+    assert get_regime("int8").with_rescore("int8", 4) is REGIMES["int8"]  # nothing to rescore
+    assert get_regime("ubinary") is REGIMES["binary"]
+    assert [r.name for r in parse_regimes("quantized")] == ["int8", "binary", "binary+rescore"]
+    assert [r.name for r in parse_regimes(["fp32", "quantized"])][:2] == ["fp32", "int8"]
+    assert len(parse_regimes("all")) == len(REGIME_NAMES)
 
 
 def test_parse_regimes():
     assert [r.name for r in parse_regimes("fp32,bf16+hps")] == ["fp32", "bf16+hps"]
     assert [r.name for r in parse_regimes(["bf16", "bf16", "fp32"])] == ["bf16", "fp32"]
-    assert len(parse_regimes(None)) == 6
+    assert [r.name for r in parse_regimes(None)] == list(REGIME_NAMES[:6])  # the float ones
     with pytest.raises(InputError, match="valid regimes"):
         parse_regimes(["fp32", "fp8"])
     with pytest.raises(InputError):

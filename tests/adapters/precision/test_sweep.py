@@ -131,10 +131,10 @@ def test_unknown_task_and_bad_limits(nfcorpus):
 def test_cli_unknown_regime_lists_valid_ones(capsys):
     from mteb_stratified.cli import precision_sweep
 
-    rc = precision_sweep.main(["--regimes", "int8", "--out", "/nonexistent"])
+    rc = precision_sweep.main(["--regimes", "int4", "--out", "/nonexistent"])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "int8" in err and "bf16+hps" in err and "scores-bf16" in err
+    assert "int4" in err and "bf16+hps" in err and "scores-bf16" in err and "binary" in err
 
 
 def test_cli_parser_and_standalone_help():
@@ -173,3 +173,10 @@ def test_hps_on_gpu_scores_in_fp32():
     assert s.dtype == torch.float32 and s.is_cuda
     plain = scoring.similarity(q, d)
     assert sum(len(set(r.tolist())) for r in s) > sum(len(set(r.float().tolist())) for r in plain)
+
+
+def test_quantized_regimes_need_embeddings(nfcorpus):
+    with pytest.raises(InputError, match="binary quantize a bi-encoder's embeddings"):
+        sw.run_sweep(TableSource(nfcorpus), regimes="fp32,binary")
+    with pytest.raises(InputError, match="no regime rescores"):
+        sw.run_sweep(TableSource(nfcorpus), regimes="binary", rescore_multiplier=3)
