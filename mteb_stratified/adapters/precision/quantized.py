@@ -329,10 +329,11 @@ def quantized_scores(queries, documents, quantization: str, *, rescore_docs: "st
                                bytes_per_document("int8", dim), meta)
     packed = binary_codes(d)
     index = BinaryIndex(packed, dim)
-    doc_vectors = rescore_vectors(d, rescore_docs or "binary", packed)
+    doc_vectors = None if rescore_docs is None else rescore_vectors(d, rescore_docs, packed)
     index_s = time.perf_counter() - t0
     meta.update(search="faiss.IndexBinaryFlat", padded_bits=index.index.d - dim)
-    hamming = index.all_scores(binary_codes(q))  # every score, for the tie-aware audit
+    q_codes = binary_codes(q)  # for the audit; the timed searches quantize the queries again
+    hamming = index.all_scores(q_codes)  # every score, for the tie-aware audit
     if rescore_docs is None:  # timed: what a search costs, the top ``depth``
         search_s, _ = _best_of(lambda: index.search(binary_codes(q), depth))
         return QuantizedScores(_full(len(d), nq), hamming.astype(np.float64), hamming, None,
@@ -342,7 +343,7 @@ def quantized_scores(queries, documents, quantization: str, *, rescore_docs: "st
         index, q, binary_codes(q), doc_vectors, m, depth))
     meta.update(rescore_docs=rescore_docs, rescore_multiplier=m, rescore_depth=depth,
                 first_stage_depth=cut,
-                cut_tied_share=cut_tied_share(index, binary_codes(q), cut))
+                cut_tied_share=cut_tied_share(index, q_codes, cut))
     return QuantizedScores(positions, scores, hamming, cut, search_s, index_s,
                            bytes_per_document("ubinary", dim, rescore_docs=rescore_docs), meta)
 

@@ -105,7 +105,7 @@ class Regime:
 
         docs = docs or self.rescore_docs
         multiplier = multiplier or self.rescore_multiplier
-        base = REGIMES.get(self.name, self)
+        base = REGIMES[self.name.split("[")[0]]  # the registered regime, settings unnamed
         name = base.name
         if (docs, multiplier) != (base.rescore_docs, base.rescore_multiplier):
             name = f"{base.name}[{docs},x{multiplier}]"

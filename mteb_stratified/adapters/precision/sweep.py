@@ -791,9 +791,13 @@ class _Scored:
         return out
 
 
+def _float64(s) -> np.ndarray:
+    """One query's scores (a tensor in any float dtype, or an array) as exact float64."""
+    return np.asarray(s.double().numpy() if hasattr(s, "double") else s, dtype=np.float64)
+
+
 def _stack(scores: list) -> np.ndarray:
-    return np.stack([np.asarray(s.double().numpy() if hasattr(s, "double") else s,
-                                dtype=np.float64) for s in scores])
+    return np.stack([_float64(s) for s in scores])
 
 
 def _regime_scores(source, state, regime: Regime) -> _Scored:
@@ -806,8 +810,11 @@ def _regime_scores(source, state, regime: Regime) -> _Scored:
     import torch
 
     q = source.quantized(state, regime)
-    docs = np.asarray(source.doc_ids, dtype=object)
-    cands = [list(docs[p]) for p in q.positions]
+    if q.first_stage_depth is None:  # every document, in the source's order
+        cands = source.candidates
+    else:
+        docs = np.asarray(source.doc_ids, dtype=object)
+        cands = [list(docs[p]) for p in q.positions]
     meta = {k: v for k, v in q.metadata.items() if k != "quantization"}
     meta.update(index_s=q.index_s, search_s=q.search_s)
     return _Scored([torch.from_numpy(np.ascontiguousarray(r)) for r in q.scores], cands,
@@ -851,7 +858,7 @@ def _top10_stats(scores: list) -> dict:
     10th and 11th best scores are equal (a tie across the top-10 boundary)."""
     distinct, boundary = [], []
     for s in scores:
-        a = -np.sort(-np.asarray(s.double().numpy() if hasattr(s, "double") else s))
+        a = -np.sort(-_float64(s))
         distinct.append(len(np.unique(a[:10])))
         boundary.append(len(a) > 10 and a[9] == a[10])
     return {"distinct_scores_at_10": float(np.mean(distinct)) if distinct else math.nan,

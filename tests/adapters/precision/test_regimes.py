@@ -51,6 +51,8 @@ def test_quantized_regimes_record_their_settings_and_groups_expand():
     assert get_regime("binary+rescore").with_rescore(None, 4).name == "binary+rescore[binary,x4]"
     meta = get_regime("binary+rescore").with_rescore("int8", 4).metadata()
     assert meta["regime"] == "binary+rescore[int8,x4]"
+    again = get_regime("binary+rescore").with_rescore("int8", 4).with_rescore(None, 3)
+    assert again.name == "binary+rescore[int8,x3]"  # the settings are named once, not stacked
     assert (meta["quantization"], meta["rescore_docs"], meta["rescore_multiplier"]) == \
         ("ubinary", "int8", 4)
     assert get_regime("int8").with_rescore("int8", 4) is REGIMES["int8"]  # nothing to rescore
