@@ -32,8 +32,17 @@ What is synthetic (and only this):
   documents map; ``document_embedding="model"``) gets the normalised mean of its sentences'.
   The engine returns these instead of running the model, so no transformer runs in the
   measured process (its time is not measured);
-* the Leiden consensus runs (``--consensus-runs``, default 2 here against the pipeline's 10, to
-  fit the time; it changes time, not what is held per document).
+* nothing else: the Leiden settings are the pipeline's (``--consensus-runs``: default
+  :class:`~mteb_stratified.structure.pipeline.StructureConfig`'s).
+
+Each step is timed in wall and CPU seconds (``time.process_time``: every thread of the
+process), and a sampler (every 0.2 s) splits the steps by the function running in them (the
+k-NN search, Leiden and the document tree inside ``leiden``; terms, central documents and NPMI
+inside ``weights`` and ``quality``).  The machine may be shared: each run records the load
+average and ``/proc/pressure/cpu`` (share of time some task waited for a CPU) before and
+after, so a wall time can be read against its CPU time.  The time slope (seconds per 1,000
+documents, wall and CPU) between the two largest sizes projects the build to 8.8M the same way
+as the memory.
 
 Run: ``python benchmarks/bench_structure_driver.py --sizes 10000 100000 300000 1000000``
 (``--prepare-only`` builds the sentence cache; it lives in ``--cache``).
@@ -248,6 +257,8 @@ class RssByStep:
     def __init__(self, every: float = 0.2) -> None:
         import threading
         self.every, self.peaks = every, {}
+        self.wall: dict = {}   # the 4 outermost pipeline frames -> sampled wall seconds
+        self.cpu: dict = {}    # ... and the process' CPU seconds between samples
         self._main = threading.main_thread().ident
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -266,11 +277,17 @@ class RssByStep:
         return " > ".join(chain[:7]) or "(outside the pipeline)"
 
     def _run(self) -> None:
+        last_t, last_cpu = time.perf_counter(), time.process_time()
         while not self._stop.wait(self.every):
             rss = _rss_now_mib()
             where = self._where()
             if rss > self.peaks.get(where, 0.0):
                 self.peaks[where] = rss
+            now_t, now_cpu = time.perf_counter(), time.process_time()
+            key = " > ".join(where.split(" > ")[:4])
+            self.wall[key] = self.wall.get(key, 0.0) + now_t - last_t
+            self.cpu[key] = self.cpu.get(key, 0.0) + now_cpu - last_cpu
+            last_t, last_cpu = now_t, now_cpu
 
     def __enter__(self):
         self._thread.start()
@@ -283,8 +300,29 @@ class RssByStep:
     def top(self, n: int = 8) -> list:
         return [[w, round(r, 1)] for w, r in sorted(self.peaks.items(), key=lambda kv: -kv[1])[:n]]
 
+    def time_split(self, n: int = 25, least: float = 0.5) -> list:
+        """``[function chain, wall s, CPU s]`` of the sampled chains, longest first (those
+        over ``least`` wall seconds)."""
+        rows = sorted(self.wall.items(), key=lambda kv: -kv[1])[:n]
+        return [[w, round(t, 1), round(self.cpu.get(w, 0.0), 1)] for w, t in rows if t >= least]
 
-def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int,
+
+def machine_load() -> dict:
+    """The 1-minute load average and the CPU pressure (``some avg60``: the share of the last
+    minute in which some runnable task waited for a CPU; Linux PSI), when readable."""
+    out: dict = {}
+    try:
+        with open("/proc/loadavg") as fh:
+            out["loadavg_1m"] = float(fh.read().split()[0])
+        with open("/proc/pressure/cpu") as fh:
+            some = fh.readline().split()
+        out["cpu_pressure_some_avg60"] = float(some[2].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return out
+
+
+def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int | None,
             entity_embedding: str = "static") -> dict:
     """One build of the synthetic corpus of ``n`` documents in this process (a subprocess of
     :func:`main`); returns its figures."""
@@ -309,32 +347,50 @@ def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int,
     before_rss, before_peak = _rss_now_mib(), _peak_mib()
     if os.path.exists(out):
         shutil.rmtree(out)
-    cfg = StructureConfig(clusters=clusters, consensus_runs=consensus_runs,
-                          entity_embedding=entity_embedding)
+    cfg = StructureConfig(clusters=clusters, entity_embedding=entity_embedding,
+                          **({} if consensus_runs is None else
+                             {"consensus_runs": consensus_runs}))
     report = BuildReport()
-    t = time.perf_counter()
+    load_before = machine_load()
+    t, cpu = time.perf_counter(), time.process_time()
     with RssByStep() as sampler:
         art = build_structure(corpus, cfg, out=out, extractor=extractor, engine=engine,
                               report=report)
-    build_s = time.perf_counter() - t
+    build_s, build_cpu_s = time.perf_counter() - t, time.process_time() - cpu
     stats = art.metadata["stats"]
-    return {"n_docs": n, "clusters": clusters, "consensus_runs": consensus_runs,
+    return {"n_docs": n, "clusters": clusters, "consensus_runs": cfg.consensus_runs,
             "entity_embedding": entity_embedding,
             "setup_s": round(setup_s, 1), "build_s": round(build_s, 1),
+            "build_cpu_s": round(build_cpu_s, 1),
+            "load_before": load_before, "load_after": machine_load(),
             "rss_before_build_mib": round(before_rss, 1),
             "peak_before_build_mib": round(before_peak, 1),
             "peak_rss_mib": round(_peak_mib(), 1),
             "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
+            "cpu_s": {k: round(v, 2) for k, v in report.cpu_timings.items()},
+            "time_by_function": sampler.time_split(),
             "rss_by_step_mib": sampler.top(25),
             "vocabulary": stats["vocabulary"], "normalised_names": stats["normalised_names"],
             "n_clusters": stats["clusters"], "edges": stats["edges"]}
+
+
+#: The steps of the document map once the documents are embedded (the issue's "k-NN graph,
+#: Leiden, tree, labels and coverage"): ``leiden`` holds the k-NN search, the consensus Leiden
+#: and the document tree; ``weights`` the tables, terms and labels; ``quality`` the NPMI and
+#: seed-stability figures; ``tree`` is the entity map's (not run for the document map).
+MAP_STEPS = ("leiden", "tree", "weights", "quality")
+
+
+def map_seconds(r: dict, field: str) -> float:
+    return float(sum(r[field].get(k, 0.0) for k in MAP_STEPS))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
     p.add_argument("--clusters", choices=("documents", "entities"), default="documents")
-    p.add_argument("--consensus-runs", type=int, default=2)
+    p.add_argument("--consensus-runs", type=int, default=None,
+                   help="Leiden consensus runs (default: the pipeline's, StructureConfig)")
     p.add_argument("--entity-embedding", choices=("static", "model"), default="static",
                    help="how the entity names are embedded (the pipeline's option; default "
                         "its default, static)")
@@ -350,6 +406,10 @@ def main() -> None:
                                              args.consensus_runs, args.entity_embedding)),
               flush=True)
         return
+    if args.consensus_runs is None:
+        sys.path.insert(0, ROOT)
+        from mteb_stratified.structure.pipeline import StructureConfig
+        args.consensus_runs = StructureConfig().consensus_runs
     if not os.path.exists(os.path.join(args.cache, "DONE")):
         prepare(args.cache, args.corpus)
     if args.entity_embedding == "static":  # the distilled table, cached before any measure
@@ -382,11 +442,15 @@ def main() -> None:
         r = json.loads(line[-1][7:])
         results.append(r)
         shutil.rmtree(out, ignore_errors=True)
-        steps = ", ".join(f"{k} {v}" for k, v in r["timings_s"].items())
+        steps = ", ".join(f"{k} {v}" + (f"/{r['cpu_s'][k]:.1f}" if k in r["cpu_s"] else "")
+                          for k, v in r["timings_s"].items())
         print(f"n={n:>9,}: peak {r['peak_rss_mib'] / 1024:6.2f} GiB (before build "
-              f"{r['rss_before_build_mib'] / 1024:.2f} GiB); build {r['build_s']} s "
-              f"[{steps}]; vocabulary {r['vocabulary']:,} of {r['normalised_names']:,} names, "
-              f"{r['n_clusters']} clusters", flush=True)
+              f"{r['rss_before_build_mib'] / 1024:.2f} GiB); build {r['build_s']} s wall, "
+              f"{r['build_cpu_s']} s CPU [step wall/CPU s: {steps}]; map steps "
+              f"{map_seconds(r, 'timings_s'):.1f} s wall, {map_seconds(r, 'cpu_s'):.1f} s CPU; "
+              f"vocabulary {r['vocabulary']:,} of {r['normalised_names']:,} names, "
+              f"{r['n_clusters']} clusters; load before/after {r['load_before']} / "
+              f"{r['load_after']}", flush=True)
         print("  " + json.dumps(r), flush=True)
     if len(results) >= 2:
         a, b = results[-2], results[-1]
@@ -399,6 +463,14 @@ def main() -> None:
               f"(peak RSS; of which the build itself, peak minus RSS before it: {inner:.2f}); "
               f"linear projection to 8.8M documents of this kind: {proj / 1024:.1f} GiB",
               flush=True)
+        for what, key in (("build", None), ("map steps", "map")):
+            for unit, field in (("wall", "timings_s"), ("CPU", "cpu_s")):
+                ta, tb = ((x["build_s" if unit == "wall" else "build_cpu_s"] if key is None
+                           else map_seconds(x, field)) for x in (a, b))
+                per_k = (tb - ta) / ((b["n_docs"] - a["n_docs"]) / 1000)
+                at = tb + per_k * (8_800_000 - b["n_docs"]) / 1000
+                print(f"  {what}, {unit}: {per_k:.3f} s per 1k documents; linear projection "
+                      f"to 8.8M: {at:,.0f} s ({at / 3600:.2f} h)", flush=True)
 
 
 if __name__ == "__main__":

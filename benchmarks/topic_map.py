@@ -2,7 +2,7 @@
 (issue #44).
 
     PYTHONPATH=. python benchmarks/topic_map.py --structure bundled --data nfcorpus \\
-        --seeds 5 --work /tmp/topic-map [--json OUT.json]
+        --seeds 5 --work /tmp/topic-map [--json OUT.json] [--set KEY=VALUE ...]
 
 Prints, for the artifact (``bundled``: the NFCorpus one shipped in the package, or a folder)
 and the BEIR data it was built on:
@@ -114,7 +114,7 @@ def _pair_ari(parts: list) -> float:
 
 
 def stability_section(art, corpus: dict, folder: str, seeds: int, work: str,
-                      min_queries: int) -> dict:
+                      min_queries: int, overrides: dict | None = None) -> dict:
     from mteb_stratified.core.hierarchy import cut_tree
     from mteb_stratified.io.corpus_text import doc_text
     from mteb_stratified.structure.documents import cluster_documents, embed_documents_cached
@@ -124,7 +124,7 @@ def stability_section(art, corpus: dict, folder: str, seeds: int, work: str,
 
     params = {k: v for k, v in art.metadata["parameters"].items()
               if k in {f.name for f in dataclasses.fields(StructureConfig)}}
-    cfg = StructureConfig(**params)
+    cfg = StructureConfig(**{**params, **(overrides or {})})
     texts = {d: doc_text(corpus[d]) for d in sorted(corpus)}
     os.makedirs(work, exist_ok=True)
     t = time.perf_counter()
@@ -168,6 +168,16 @@ def stability_section(art, corpus: dict, folder: str, seeds: int, work: str,
     return out
 
 
+def _setting(item: str) -> tuple:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise SystemExit(f"--set takes KEY=VALUE, got {item!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--structure", default="bundled")
@@ -176,7 +186,12 @@ def main(argv=None) -> int:
     p.add_argument("--work", default=None, help="cache folder of the document embeddings")
     p.add_argument("--min-queries", type=int, default=50)
     p.add_argument("--json", default=None)
+    p.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="settings of the seed builds that differ from the artifact's (a "
+                        "StructureConfig field; the value read as JSON, else as text), e.g. "
+                        "consensus_runs=10 leiden_backend=leidenalg")
     args = p.parse_args(argv)
+    overrides = dict(_setting(item) for item in args.set)
     art, corpus, folder = _artifact(args.structure, args.data)
     out = {"leaves": leaves_section(art),
            "coverage": [coverage_section(art, folder, s) for s in ("test", "dev")],
@@ -201,7 +216,8 @@ def main(argv=None) -> int:
               f"{f['npmi_old_labels']:+.3f} {f['grab_bag_old_labels']:.3f}")
     if args.seeds > 1:
         work = args.work or os.path.join("/tmp", "topic-map-work")
-        s = stability_section(art, corpus, folder, args.seeds, work, args.min_queries)
+        s = stability_section(art, corpus, folder, args.seeds, work, args.min_queries,
+                              overrides)
         out["stability"] = s
         print(f"seed ARI over {args.seeds} seeds (mean of pairs): leaves {s['leaves']:.3f}, "
               f"topics {s['topics']:.3f}")

@@ -23,6 +23,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # this machine, never the user's own cache folder
 os.environ.setdefault("MTEB_STRATIFIED_CACHE", os.path.join(
     tempfile.gettempdir(), f"mteb-stratified-tests-{os.getuid() if hasattr(os, 'getuid') else 0}"))
+# the embedding cache (io/embedding_cache.py) is off unless a test points it at its own folder:
+# a test that embeds (the Ray engine against the local one, say) must really embed
+os.environ.setdefault("MTEB_STRATIFIED_EMBEDDING_CACHE", "off")
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])

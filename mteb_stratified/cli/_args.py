@@ -92,6 +92,16 @@ def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT",
                        help="USD per 1M completion tokens (default: 0)")
 
 
+def add_embedding_cache(p) -> None:
+    """``--embedding-cache``, for every command that embeds a corpus (``structure``,
+    ``generate``): where the embedding cache is (mteb_stratified/io/embedding_cache.py)."""
+    p.add_argument("--embedding-cache", default=None, metavar="DIR|off",
+                   help="the embedding cache folder: a corpus embedded once by a model in one "
+                        "precision is reused by every later command (off: none, the corpus is "
+                        "embedded again) (default: $MTEB_STRATIFIED_EMBEDDING_CACHE, else "
+                        "~/.cache/mteb_stratified/embeddings)")
+
+
 def add_skip_unreadable(p) -> None:
     """``--skip-unreadable``, for every command that walks results folders (``leaderboard``,
     ``stratify``, ``report``): what cannot be read is listed, exit 2, unless it is given."""

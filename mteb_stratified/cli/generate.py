@@ -29,7 +29,8 @@ from ..generation.loop import DEFAULT_MSC_SHARE
 from ..core.rng import MAX_SEED
 from ..io.outputs import output_dir
 from . import summary
-from ._args import HelpFormatter, add_llm_endpoint, float_in, int_at_least, print_json
+from ._args import (HelpFormatter, add_embedding_cache, add_llm_endpoint, float_in, int_at_least,
+                    print_json)
 from ._strata_args import endpoint_settings, notify
 
 
@@ -97,7 +98,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="BM25 candidates per query (default: 4)")
     g.add_argument("--pool-dense", type=int_at_least(0), default=None, metavar="N",
                    help="dense candidates per query; dense pooling embeds the whole corpus once "
-                        "(about 10 min for NFCorpus on 2 cores) (default: 4 with --base-url, 0 "
+                        "(about 10 min for NFCorpus on 2 cores), or takes it from the embedding "
+                        "cache when structure embedded it (default: 4 with --base-url, 0 "
                         "offline)")
     g.add_argument("--max-pool", type=int_at_least(1), default=8, metavar="N",
                    help="documents judged per query (default: 8)")
@@ -116,6 +118,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="ask again for the cached answers that held no usable JSON (the "
                         "writer's, judge's and verifier's, and an LLM-built --structure's "
                         "failed query entities)")
+    add_embedding_cache(g)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     # the LLM path's options, with their defaults: given without --base-url they are refused
@@ -138,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
     args.panel = _panel_runs(args.run)
     output_dir(args.out)
     # one job per --out: a second one would repeat paid calls and race on the cache
-    with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"):
+    from ..io.embedding_cache import using
+    with folder_lock(args.out, what=f"mteb-stratified generate --out {args.out}"), \
+            using(args.embedding_cache):
         return _generate(args, folder)
 
 

@@ -22,9 +22,41 @@ import sys
 from ..core.errors import InputError
 from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
 from ..io.outputs import output_dir, remove_orphan_temps
+from ..structure.leiden import BACKENDS as LEIDEN_BACKENDS
 from ..structure.levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
+from ..structure.pipeline import StructureConfig
+
+_DEFAULT = StructureConfig()
 from . import summary
-from ._args import add_llm_endpoint, float_in, int_at_least, print_json
+from ._args import add_embedding_cache, add_llm_endpoint, float_in, int_at_least, print_json
+
+def _iterations(text: str) -> int:
+    """An argparse ``type``: a Leiden iteration count, a positive integer or -1."""
+    value = int_at_least(-1)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a positive integer, or -1 (until an "
+                                         "iteration gains nothing), got 0")
+    return value
+
+
+def _add_leiden_arguments(g) -> None:
+    """How Leiden runs: iterations and the backend (docs/validity/structure.md, "Leiden at the
+    floor")."""
+    g.add_argument("--consensus-iterations", type=_iterations, metavar="N",
+                   default=_DEFAULT.consensus_iterations,
+                   help="Leiden iterations of each consensus run: a positive integer, or -1 = "
+                        "until an iteration gains nothing "
+                        f"(default: {_DEFAULT.consensus_iterations})")
+    g.add_argument("--n-iterations", type=_iterations, metavar="N",
+                   default=_DEFAULT.n_iterations,
+                   help="Leiden iterations of every other fit (the consensus graph's, the "
+                        "leaves', the coarser levels'): a positive integer, or -1 "
+                        f"(default: {_DEFAULT.n_iterations})")
+    g.add_argument("--leiden-backend", choices=LEIDEN_BACKENDS, default=_DEFAULT.leiden_backend,
+                   help="who runs Leiden: igraph = igraph's own C community_leiden, leidenalg = "
+                        "the leidenalg library (about 10x slower per fit; to rebuild an "
+                        f"artifact made with it) (default: {_DEFAULT.leiden_backend})")
+
 
 def _add_speed_arguments(g) -> None:
     """The settings that trade build time: how names and documents are embedded, and how the
@@ -39,9 +71,12 @@ def _add_speed_arguments(g) -> None:
                    help="how entity names are embedded: static = a lookup in the embedding "
                         "model's distilled static embedding (model2vec's method, distilled once "
                         "per machine and cached), model = the model itself (default: static)")
-    g.add_argument("--document-embedding", choices=("static", "model", "bf16", "int8"),
+    g.add_argument("--document-embedding", choices=("static", "model", "bf16", "int8", "auto"),
                    default=None,
-                   help="how documents are embedded for the document map, as above: static is "
+                   help="how documents are embedded for the document map, as above: auto = "
+                        "bf16 where the CPU has bfloat16 instructions (AVX-512 BF16, AMX, Arm "
+                        "BF16) or --embed-device cuda runs it, else model; the artifact records "
+                        "what ran (document_embedding_choice); static is "
                         "the fast path (5,000 abstracts in under 2 minutes, coarser clusters); "
                         "bf16 = the model with its matrix products in bfloat16: 2.4x model's "
                         "speed on the documents on a CPU with AVX-512 BF16 (AMX and Arm BF16 "
@@ -123,10 +158,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="smaller clusters are dropped (default: 3)")
     g.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0,
                    help=f"random seed in [0, {MAX_SEED}] (default: 0)")
-    g.add_argument("--consensus-runs", type=int_at_least(1, MAX_CONSENSUS_RUNS), default=10,
-                   metavar="R",
+    g.add_argument("--consensus-runs", type=int_at_least(1, MAX_CONSENSUS_RUNS),
+                   default=_DEFAULT.consensus_runs, metavar="R",
                    help="Leiden runs whose consensus is clustered (seeds seed·R … seed·R+R-1); "
-                        f"1 = a single run, at most {MAX_CONSENSUS_RUNS} (default: 10)")
+                        f"1 = a single run, at most {MAX_CONSENSUS_RUNS} "
+                        f"(default: {_DEFAULT.consensus_runs})")
+    _add_leiden_arguments(g)
     g.add_argument("--entity-context", choices=("description", "name"), default="description",
                    help="embed each entity as 'name: first sentence' or the bare name "
                         "(default: description)")
@@ -163,6 +200,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "faster but its float bits differ from a CPU build (default: cpu)")
     p.add_argument("--limit", type=int_at_least(1), default=None, metavar="N",
                    help="only the first N documents by id, for a quick look (default: all)")
+    add_embedding_cache(r)
     p.add_argument("--keep-work", action="store_true", help="keep OUT/.work after success")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -215,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
                              f"--embed-device {args.embed_device}",
                              fix="drop --embed-device cuda, or use --document-embedding model "
                                  "(or bf16)")
+    _resolve_auto(args)
     if args.document_embedding == "bf16" and args.engine == "local" and \
             args.clusters == "documents":
         from ..structure.sentence_model import cpu_bf16_native
@@ -226,10 +265,27 @@ def run(args: argparse.Namespace) -> int:
     if args.cut_points is None:
         _reference_splits(folder, args.bins_splits)  # a wrong --bins-splits fails now
     # one job per --out: a second one would repeat paid calls and race on the checkpoint
-    with folder_lock(args.out, what=f"mteb-stratified structure --out {args.out}"):
+    from ..io.embedding_cache import using
+    with folder_lock(args.out, what=f"mteb-stratified structure --out {args.out}"), \
+            using(args.embedding_cache):
         for where in (args.out, os.path.join(args.out, ".work")):  # a killed job's temp files
             remove_orphan_temps(where)  # never through a linked .work (refused below)
         return _build(args, folder)
+
+
+def _resolve_auto(args: argparse.Namespace) -> None:
+    """``--document-embedding auto``: the method it picks here
+    (:func:`~mteb_stratified.structure.embed.resolve_document_embedding`) replaces it, and
+    ``args.document_embedding_choice`` keeps the request, the pick and why, for the artifact."""
+    args.document_embedding_choice = None
+    if args.document_embedding != "auto":
+        return
+    from ..structure.embed import resolve_document_embedding
+
+    device = args.embed_device if args.engine == "ray" else "cpu"
+    method, why = resolve_document_embedding("auto", device=device)
+    args.document_embedding = method
+    args.document_embedding_choice = {"requested": "auto", "resolved": method, "why": why}
 
 
 def _model_reachable(args: argparse.Namespace) -> None:
@@ -244,9 +300,27 @@ def _model_reachable(args: argparse.Namespace) -> None:
             raise miss
 
 
+def _config(args: argparse.Namespace, extractor_params: dict):
+    """The :class:`StructureConfig` the flags ask for."""
+    return StructureConfig(
+        extractor=args.extractor, extractor_params=extractor_params,
+        embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
+        merge_threshold=args.merge_threshold, min_doc_freq=args.min_doc_freq,
+        max_doc_share=args.max_doc_share, objective=args.objective, resolution=args.resolution,
+        min_cluster_size=args.min_cluster_size, seed=args.seed,
+        consensus_runs=args.consensus_runs, entity_context=args.entity_context,
+        consensus_iterations=args.consensus_iterations, n_iterations=args.n_iterations,
+        leiden_backend=args.leiden_backend,
+        clusters=args.clusters, document_resolution=args.document_resolution,
+        leaf_resolution=args.leaf_resolution, leaf_min_size=args.leaf_min_size,
+        seed_ari=args.seed_ari,
+        **{k: v for k, v in (("entity_embedding", args.entity_embedding),
+                             ("document_embedding", args.document_embedding)) if v is not None})
+
+
 def _build(args: argparse.Namespace, folder: str) -> int:
     from ..io import load_corpus
-    from ..structure.pipeline import BuildReport, StructureConfig, build_structure
+    from ..structure.pipeline import BuildReport, build_structure
 
     _model_reachable(args)
     name, corpus = os.path.basename(folder.rstrip("/")), load_corpus(folder)
@@ -264,18 +338,7 @@ def _build(args: argparse.Namespace, folder: str) -> int:
             price_in=args.price_in, price_out=args.price_out, progress=not args.no_progress,
             retry_failed=args.retry_failed)
         extractor_params = {"model": extractor.model, "base_url": extractor.base_url}
-    config = StructureConfig(
-        extractor=args.extractor, extractor_params=extractor_params,
-        embedding_model=args.embedding_model, k=args.k, threshold=args.threshold,
-        merge_threshold=args.merge_threshold, min_doc_freq=args.min_doc_freq,
-        max_doc_share=args.max_doc_share, objective=args.objective, resolution=args.resolution,
-        min_cluster_size=args.min_cluster_size, seed=args.seed,
-        consensus_runs=args.consensus_runs, entity_context=args.entity_context,
-        clusters=args.clusters, document_resolution=args.document_resolution,
-        leaf_resolution=args.leaf_resolution, leaf_min_size=args.leaf_min_size,
-        seed_ari=args.seed_ari,
-        **{k: v for k, v in (("entity_embedding", args.entity_embedding),
-                             ("document_embedding", args.document_embedding)) if v is not None})
+    config = _config(args, extractor_params)
     with _result_stdout(args.engine == "ray"):
         engine = None
         if args.engine == "ray":
@@ -385,10 +448,17 @@ def _bins_step(folder: str, corpus: dict, args, notes: list):
     """The pipeline's last step (``build_structure``'s ``finish``): the artifact with its Δ/J
     cut-points, a new artifact when they differ from the ones it stores, computed before its
     one save; the summary's words for them are appended to ``notes``."""
+    choice = getattr(args, "document_embedding_choice", None)
+
     def step(art, extractor):
         bins, note = _bins(art, extractor, folder, corpus, args)
         notes.append(note)
-        return art if bins is None or bins == art.bins else art.with_bins(bins)
+        art = art if bins is None or bins == art.bins else art.with_bins(bins)
+        # --document-embedding auto: what was asked, next to what ran (parameters)
+        old = art.metadata.get("document_embedding_choice")
+        if (None if old is None else dict(old)) != choice:
+            art = art.with_metadata("document_embedding_choice", choice)
+        return art
     return step
 
 

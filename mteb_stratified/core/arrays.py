@@ -120,6 +120,15 @@ class Column:
         self.data[self.n:end] = values
         self.n = end
 
+    def reserve(self, size: int) -> None:
+        """Room for ``size`` values in all, allocated and not written (untouched pages take no
+        memory): a reader that can estimate its final size spares the growth's zero-filled
+        reallocations."""
+        if size > len(self.data):
+            data = np.empty(size, dtype=self.data.dtype)
+            data[:self.n] = self.data[:self.n]
+            self.data = data
+
     def finish(self) -> np.ndarray:
         self.data.resize(self.n, refcheck=False)
         data, self.data = self.data, None

@@ -311,8 +311,8 @@ class _EvenPlan:
         self.closes: dict = {}
 
     def _leaf(self, v: int) -> np.ndarray:
-        t = np.full(self.R + 1, np.inf)
         c = int(self.leaf_counts[v])
+        t = np.full(min(self.R, c) + 1, np.inf)  # a pool never holds more than is under it
         if c <= self.R:
             t[c] = 0.0
         if c >= self.m:
@@ -334,10 +334,10 @@ class _EvenPlan:
                     t = tc.copy()
                     chain.append(None)
                     continue
-                t, arg = _min_plus(t, tc)
+                t, arg = _min_plus(t, tc, self.R)
                 chain.append(arg)
             self.splits[node] = chain
-            closing = t[self.m:] + np.arange(self.m, self.R + 1, dtype=np.float64) ** 2
+            closing = t[self.m:] + np.arange(self.m, t.size, dtype=np.float64) ** 2
             j = int(np.argmin(closing)) if closing.size else -1
             if j >= 0 and closing[j] < t[0]:
                 t = t.copy()
@@ -401,15 +401,19 @@ class _EvenPlan:
             self._assign(child, want, closing, owner, nodes)
 
 
-def _min_plus(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(c, arg): c[r] = min_{i ≤ r} a[i] + b[r − i] and the minimising i (a's share)."""
-    R = a.size - 1
-    c = np.full(R + 1, np.inf)
-    arg = np.zeros(R + 1, dtype=np.int64)
-    for i in np.flatnonzero(np.isfinite(a)).tolist():
-        cand = np.full(R + 1, np.inf)
-        cand[i:] = a[i] + b[:R + 1 - i]
-        better = cand < c
-        c[better] = cand[better]
-        arg[better] = i
+def _min_plus(a: np.ndarray, b: np.ndarray, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """(c, arg): c[r] = min_{i ≤ r} a[i] + b[r − i] for r ≤ min(R, |a| + |b| − 2) and the
+    minimising i (a's share; ties: the smallest).  The tables are as long as the pools the
+    subtrees can pass up (never more than the queries under them), so the work is
+    Σ (finite entries of a) × |b|, not R² per merge."""
+    n = min(int(R), a.size + b.size - 2) + 1
+    c = np.full(n, np.inf)
+    arg = np.zeros(n, dtype=np.int64)
+    for i in np.flatnonzero(np.isfinite(a[:n])).tolist():
+        hi = min(n, i + b.size)
+        cand = a[i] + b[:hi - i]
+        seg = c[i:hi]
+        better = cand < seg
+        seg[better] = cand[better]
+        arg[i:hi][better] = i
     return c, arg

@@ -182,15 +182,14 @@ def dense_runs(corpus: dict, query_sets: dict, model, cache_dir=None, *,
                depth: int = 100, show_progress: bool = False) -> dict:
     """``{name: run}``: cosine top-``depth`` of the embedding ``model`` (the packaged MiniLM)
     for each ``{qid: text}`` of ``query_sets``; the corpus embeddings are the pool's
-    (:func:`.pool.corpus_embeddings`, cached in ``cache_dir``; ``show_progress``: a bar while
-    they are computed)."""
-    from ..io.corpus_text import doc_text
+    (:func:`.pool.corpus_embeddings`: the structure's document embeddings, from the user's
+    embedding cache when a command embedded the corpus before; with that cache off, cached in
+    ``cache_dir``; ``show_progress``: a bar while they are computed)."""
     from ..structure.embed import embed_texts
     from .pool import corpus_embeddings
 
     ids = sorted(corpus)
-    docs = corpus_embeddings(ids, [doc_text(corpus[d], style="beir") for d in ids], model,
-                             cache_dir, show_progress=show_progress)
+    docs = corpus_embeddings(corpus, ids, model, cache_dir, show_progress=show_progress)
     out = {}
     for name, queries in query_sets.items():
         qids = sorted(queries)

@@ -2,8 +2,9 @@
 
 The pool of query q is ``seeds ∪ top_k(BM25, q) ∪ top_k(dense, q)`` in that order, duplicates
 removed, cut at ``max_pool`` documents (seeds always kept).  Ties in either ranking are broken
-by document id, so the pool is deterministic.  Document embeddings are computed once per corpus
-and model and cached in ``cache_dir`` (``doc-emb-<key>.npy``).
+by document id, so the pool is deterministic.  Document embeddings are the structure's
+(:func:`corpus_embeddings`): taken from the user's embedding cache when a command embedded the
+corpus before, else computed once and cached there.
 """
 
 from __future__ import annotations
@@ -19,17 +20,23 @@ from ..io.corpus_text import doc_text
 __all__ = ["Pooler"]
 
 
-def corpus_embeddings(ids: list, texts: list, model: str | None, cache_dir: str | None, *,
+def corpus_embeddings(corpus: dict, ids: list, model: str | None, cache_dir: str | None, *,
                       show_progress: bool = False) -> np.ndarray:
-    """Unit embeddings of ``texts`` (the documents ``ids``, in that order) by ``model``,
-    cached in ``cache_dir`` as ``doc-emb-<key>.npy`` (key: the model, the ids and each text's
-    SHA-256).  The pool and the validity gate share them: a run embeds its corpus once."""
-    from ..structure.embed import cached_array, embed_texts
+    """Unit float32 embeddings of the documents ``ids`` of ``corpus`` (in that order) by
+    ``model``: the structure's document embeddings (:func:`..structure.embed.embed_corpus`:
+    each document as ``title. text``, the same batches), so the user's embedding cache
+    (:mod:`..io.embedding_cache`) gives them without a forward pass when ``structure`` (or an
+    earlier run) embedded the corpus with this model in float32.  With that cache off, they are
+    cached in ``cache_dir`` as ``doc-emb-<key>.npy`` (key: the model, the ids, each text's
+    SHA-256 and the batch size).  The pool and the validity gate share them: a run embeds its
+    corpus at most once."""
+    from ..structure.embed import DOCUMENT_BATCH, embed_corpus
+    texts = [doc_text(corpus[d]) for d in ids]
     key = hashlib.sha256(repr((model, list(ids), [hashlib.sha256(
-        t.encode()).hexdigest() for t in texts])).encode()).hexdigest()[:16]
+        t.encode()).hexdigest() for t in texts], DOCUMENT_BATCH)).encode()).hexdigest()[:16]
     path = os.path.join(cache_dir, f"doc-emb-{key}.npy") if cache_dir else None
-    return cached_array(path, lambda: embed_texts(texts, model, show_progress=show_progress,
-                                                  desc="embed the corpus"))
+    return embed_corpus(texts, model, "float32", fallback=path, show_progress=show_progress,
+                        desc="embed the corpus")[0]
 
 
 class Pooler:
@@ -48,10 +55,7 @@ class Pooler:
         self.model = model
         self.emb = None
         if dense and self.k_dense > 0:
-            self.emb = self._doc_embeddings(texts, cache_dir)
-
-    def _doc_embeddings(self, texts, cache_dir):
-        return corpus_embeddings(self.ids, texts, self.model, cache_dir)
+            self.emb = corpus_embeddings(corpus, self.ids, self.model, cache_dir)
 
     @staticmethod
     def _top(scores: np.ndarray, k: int) -> list[int]:

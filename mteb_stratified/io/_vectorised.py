@@ -14,15 +14,21 @@ reports the FILE:LINE error or reads the unusual-but-valid file.  On the files i
 result is that of the line reader, bit for bit.
 
 pyarrow is imported when a file is read, never at import; without it the readers return None.
-Memory stays bounded: the file is read in chunks of whole lines, and each chunk's complete
-queries are reduced at once to the three flat columns of the arrays.  A run whose queries are
-not contiguous (one line out of order) is read a second time and grouped by query on this path
-(:func:`_grouped`): a fraction of the file's size more, never the line reader's dict.
+A run is read in blocks of whole queries (about 4 MiB, :func:`_blocks`), each checked, parsed
+and joined with the qrels in a pool of worker threads (one per core, at most 4: pyarrow and
+numpy release the GIL) and appended in file order to the three flat columns of the arrays,
+reserved from an estimate of the file's lines.  Memory stays bounded: at most one block more
+than the workers is in flight.  A run whose queries are not contiguous (one line out of order)
+is read a second time and grouped by query on this path (:func:`_grouped`): a fraction of the
+file's size more, never the line reader's dict.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
+import os
+import stat
 from typing import Callable, Iterator, Mapping
 
 import numpy as np
@@ -156,11 +162,206 @@ def _batches(pa, raw) -> Iterator:
             yield from batches
 
 
+def _query_start(chunk: bytearray, end: int) -> int:
+    """Where the lines of the last query of ``chunk[:end]`` (whole lines) begin: the first line
+    from which every line starts with the last line's query id and a space, found by bisection
+    over the line starts (about 22 steps in 4 MiB; trailing blank lines are skipped); 0 when
+    that is the first.  Exact where the queries are contiguous; where they are not, a query
+    comes in two blocks, which :func:`_streamed` sees as interleaved."""
+    while end and chunk[end - 1] in b"\r\n":
+        end -= 1
+    last = chunk.rfind(b"\n", 0, end) + 1
+    space = chunk.find(b" ", last, end)
+    key = chunk[last:space + 1] if space >= 0 else chunk[last:end]
+    lo, hi = 0, last  # the line at hi starts with key
+    while lo < hi:
+        mid = (lo + hi) // 2
+        at = mid if mid == 0 or chunk[mid - 1] == 10 else chunk.find(b"\n", mid) + 1
+        if at >= hi or chunk.startswith(key, at):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo if lo == 0 or chunk[lo - 1] == 10 else chunk.find(b"\n", lo) + 1
+
+
+def _read_into(raw, buffer: bytearray, start: int) -> int:
+    """Fill ``buffer[start:]`` from the stream (fewer bytes at its end): the bytes read; a read
+    error is :class:`_Irregular` (the line reader reports it)."""
+    at = start
+    with memoryview(buffer) as view:
+        while at < len(buffer):
+            with view[at:] as free:
+                try:
+                    got = raw.readinto(free)
+                except (InputError, OSError):
+                    raise _Irregular from None
+            if not got:
+                break
+            at += got
+    return at - start
+
+
+def _blocks(raw, size: int, check: Callable = bool) -> Iterator[bytearray]:
+    """The stream's bytes in blocks of whole queries, each read straight into its own buffer
+    (no copy of the bulk of the bytes): a read (64 KiB, doubling up to ``size`` bytes, so a bad
+    start is seen early) goes after the bytes held back from the buffer before, and the
+    buffer is cut where its last query begins (:func:`_query_start`): its lines, which may go
+    on, and a partial line are held back.  The whole lines of a query longer than a buffer are
+    held whole until it ends.  A leading BOM is dropped as the line reader drops it
+    (:func:`~._text.first_line`); a line longer than ``size`` is :class:`_Irregular` (the
+    line reader reports it).  The blocks are checked by :func:`_block`, and the whole lines of
+    the first read by ``check`` too where they are held back, so a bad start is seen early."""
+    held, whole, step, reads = b"", [], min(size, 1 << 16), 0
+    while True:
+        buffer = bytearray(len(held) + step)  # every buffer starts at the start of a line
+        buffer[:len(held)] = held
+        got = _read_into(raw, buffer, len(held))
+        del buffer[len(held) + got:]
+        reads += 1
+        if reads == 1:  # one leading BOM dropped as the line reader drops it; two: it refuses them
+            head = bytes(buffer[:8])
+            try:
+                kept = first_line(head, "")
+            except InputError:
+                raise _Irregular from None
+            del buffer[:len(head) - len(kept)]
+        step = min(size, 2 * step)
+        if not got:
+            if whole or held:
+                yield b"".join([*whole, held])
+            return
+        end = buffer.rfind(b"\n") + 1
+        if len(buffer) - end > size:  # no run line is this long: the line reader says so
+            raise _Irregular
+        cut = _query_start(buffer, end) if end else 0
+        with memoryview(buffer)[cut or end:] as tail:
+            held = bytes(tail)  # the last query's lines and a partial line, or the latter
+        del buffer[cut or end:]
+        if not cut:  # one query's lines so far: held whole
+            if buffer:
+                if reads == 1:
+                    check(bytes(buffer))
+                whole.append(buffer)
+            continue
+        yield b"".join([*whole, buffer]) if whole else buffer
+        whole = []
+
+
+def _workers() -> int:
+    """Worker threads that parse and prepare blocks: the cores this process may use, at most
+    4 (the file's reading and the in-order joins are one thread besides)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
+def _stream_size(raw) -> int | None:
+    """The size in bytes of a stream that is a plain regular file, else None (gzip, pipes)."""
+    if not (isinstance(raw, io.BufferedReader) and isinstance(raw.raw, io.FileIO)):
+        return None
+    try:
+        status = os.fstat(raw.fileno())
+    except (OSError, ValueError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _block(pa, pc, chunk: bytes, reader) -> tuple | None:
+    """A block of whole queries' lines (:func:`_blocks`) checked (:func:`_plain`), parsed and
+    prepared (``reader.prepare``), in a worker thread: ``(query ids, lines, bytes, prepared)``,
+    or None for a block without lines.  A comment line is :class:`_Irregular`, a query twice
+    in the block :class:`_Interleaved`."""
+    batches = _parse(pa, _plain(chunk))
+    if not batches:
+        return None
+    batch = (batches[0] if len(batches) == 1 else
+             pa.Table.from_batches(batches).combine_chunks().to_batches()[0])
+    q, d, scores = _columns(pa, pc, batch)
+    starts = _starts(pc, q)
+    names = q.take(_arrow(pa, starts)).cast(pa.string()).to_pylist()
+    if any(name.startswith("#") for name in names):
+        raise _Irregular  # a comment line (every '#' line starts a query block of its own)
+    if len(set(names)) != len(names):
+        raise _Interleaved
+    return names, len(d), len(chunk), reader.prepare(pa, pc, d, scores, starts, names)
+
+
+def _streamed(pa, pc, raw, reader) -> None:
+    """Read a run whose queries are contiguous one block of whole queries at a time
+    (:func:`_blocks`): each block checked, parsed and prepared (:func:`_block`) in a pool of
+    worker threads (pyarrow's parser and compute functions and numpy's sorts release the GIL,
+    so blocks are parsed on every core), then taken in file order (``reader.take``), at most
+    one block more than the workers in flight.  :class:`_Interleaved` where a query comes in
+    two blocks.  From the first block's lines per byte, ``reader.reserve`` gets an estimate of
+    the file's lines (a plain file's size is known)."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers, total = _workers(), _stream_size(raw)
+    seen: set = set()
+    ahead: deque = deque()
+
+    def take(done) -> None:
+        nonlocal total
+        if done is None:
+            return
+        names, lines, size, prepared = done
+        if not seen.isdisjoint(names):
+            raise _Interleaved
+        seen.update(names)
+        if total:  # 10% over the first block's lines per byte; at most 12 bytes a line
+            reader.reserve(min(total // 12, int(total * lines / size * 1.1)) + 1024)
+            total = None
+        reader.take(prepared)
+
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        for block in _blocks(raw, _BLOCK_BYTES, lambda lines: _parse(pa, _plain(lines))):
+            ahead.append(pool.submit(_block, pa, pc, block, reader))
+            if len(ahead) > workers:
+                take(ahead.popleft().result())
+        while ahead:
+            take(ahead.popleft().result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ranks(pa, pc, d) -> tuple:
+    """``(codes, width, rank)`` of the doc ids ``d``: each id's dictionary code (int32), the
+    dictionary's size and each code's rank in byte order (int64)."""
+    enc = pc.dictionary_encode(d)
+    width = len(enc.dictionary)
+    rank = np.empty(width, dtype=np.int64)
+    rank[_numpy(pc.sort_indices(enc.dictionary), np.uint64)] = np.arange(width)
+    return enc, width, rank
+
+
+def _sorted_keys(key: np.ndarray, bits: int) -> tuple:
+    """``(key sorted, the lines in that order)`` for non-negative int64 keys below
+    ``2**bits``: one sort of the keys with each line's index in their low bits where both fit
+    in 63 bits (numpy sorts plain int64 keys with SIMD, about twice as fast as ``argsort``),
+    else an ``argsort``.  Keys are distinct or the caller refuses them, so the order is
+    deterministic either way."""
+    n = len(key)
+    low = max(int(n - 1).bit_length(), 1)
+    if bits + low > 63:
+        order = np.argsort(key, kind="stable")
+        return key[order], order
+    packed = key << low
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed >> low, packed & ((1 << low) - 1)
+
+
 class _Join:
     """The run joined with the qrels (:class:`~._judgments.Judgments`: doc ids as one pyarrow id
     table, grades as an array) one block of complete queries at a time, as
     :func:`~mteb_stratified.core.arrays.from_blocks` joins them; the ids stay pyarrow arrays and
-    integer codes throughout."""
+    integer codes throughout.  :meth:`prepare` does a block's work and may run in any thread
+    (it only reads the qrels); :meth:`take` appends its result, block after block in file
+    order."""
 
     def __init__(self, judgments: Judgments) -> None:
         self.qrels = judgments
@@ -179,51 +380,65 @@ class _Join:
         docs, values, counts = self.qrels.rows(pa, names)
         if not (np.isfinite(values).all() and (np.abs(values) <= MAX_GRADE).all()):
             raise _Irregular
-        self.judged.append(values)
-        self.counts.append(counts)
         return docs, values, counts
 
-    def add(self, pa, pc, d, scores: np.ndarray, starts: np.ndarray, names: list) -> None:
-        """Join the lines of complete queries: doc ids ``d`` (pyarrow binary), their scores,
-        where each query begins and its id."""
+    def prepare(self, pa, pc, d, scores: np.ndarray, starts: np.ndarray, names: list) -> tuple:
+        """A block of complete queries: doc ids ``d`` (pyarrow binary), their scores, where
+        each query begins and its id, as ``(query ids, kept)``; ``kept`` is None where no query
+        is judged, else the judged queries' ids, sizes, flat scores, grades and tie-breaks,
+        judged grades and their counts.  The tie-break ranks the doc ids of each query in byte
+        order: one sort of the (query, doc id rank) keys, which also finds a document listed
+        twice (:class:`_Irregular`)."""
         n = len(d)
-        self.run_qids.update(dict.fromkeys(names))
         sizes = np.diff(starts, append=n)
-        row = np.repeat(np.arange(len(names)), sizes)
-        # doc ids as codes ranked in byte order; (row, rank) is then one sortable integer key
-        enc = pc.dictionary_encode(d)
-        width = len(enc.dictionary)
-        rank = np.empty(width, dtype=np.int64)
-        rank[_numpy(pc.sort_indices(enc.dictionary), np.uint64)] = np.arange(width)
-        key = row * width + rank[_numpy(enc.indices, np.int32)]
-        order = np.argsort(key)
-        key = key[order]
+        row = np.repeat(np.arange(len(names), dtype=np.int64), sizes)
+        enc, width, rank = _ranks(pa, pc, d)
+        shift = int(width - 1).bit_length()
+        key, order = _sorted_keys((row << shift) | rank[_numpy(enc.indices, np.int32)],
+                                  shift + int(len(names) - 1).bit_length())
         if (key[1:] == key[:-1]).any():
             raise _Irregular  # a document listed twice for a query
-        tiebreak = np.empty(n, dtype=np.int64)
-        tiebreak[order] = np.arange(n)
-        tiebreak -= starts[row]
         index = self.qrels.index
         kept = np.fromiter((q in index for q in names), dtype=bool, count=len(names))
         if not kept.any():
-            return
+            return names, None
+        tiebreak = np.empty(n, dtype=np.int64)
+        tiebreak[order] = np.arange(n)
+        tiebreak -= starts[row]
         kept_names = [q for q, k in zip(names, kept) if k]
         docs, values, counts = self.grades(pa, kept_names)
         grades = np.full(n, -np.inf)
         found_in = pc.index_in(docs, value_set=enc.dictionary)  # int32, null when absent
         code = np.where(_numpy(pc.cast(pc.is_valid(found_in), pa.uint8()), np.uint8),
                         _numpy(found_in, np.int32, nulls=True), -1).astype(np.int64)
-        jkey = np.repeat(np.flatnonzero(kept), counts) * width + rank[code]
-        found = code >= 0
+        jkey = (np.repeat(np.flatnonzero(kept), counts) << shift) | rank[code]
         at = np.minimum(np.searchsorted(key, jkey), n - 1)
-        hit = found & (key[at] == jkey)
+        hit = (code >= 0) & (key[at] == jkey)
         grades[order[at[hit]]] = values[hit]
-        lines = kept[row]
-        everything = lines.all()
-        for column, flat in zip(self.columns, (scores, grades, tiebreak)):
-            column.extend(flat if everything else flat[lines])
+        flats = (scores, grades, tiebreak)
+        if not kept.all():
+            lines = kept[row]
+            flats = tuple(flat[lines] for flat in flats)
+        return names, (kept_names, sizes[kept], flats, values, counts)
+
+    def take(self, prepared: tuple) -> None:
+        """Append a prepared block (:meth:`prepare`)."""
+        names, kept = prepared
+        self.run_qids.update(dict.fromkeys(names))
+        if kept is None:
+            return
+        kept_names, sizes, flats, values, counts = kept
+        for column, flat in zip(self.columns, flats):
+            column.extend(flat)
         self.qids += kept_names
-        self.sizes.append(sizes[kept])
+        self.sizes.append(sizes)
+        self.judged.append(values)
+        self.counts.append(counts)
+
+    def reserve(self, lines: int) -> None:
+        """Room for about this many lines in each column (:meth:`Column.reserve`)."""
+        for column in self.columns:
+            column.reserve(lines)
 
     def finish(self, pa, missing: str) -> tuple | None:
         """``(RankingArrays, left_out)``, or None where from_blocks raises (the line reader
@@ -234,7 +449,9 @@ class _Join:
         only_qrels = sorted(q for q in self.qrels if q not in self.run_qids)
         qids = list(self.qids)
         if missing == "zero" and only_qrels:
-            self.grades(pa, only_qrels)
+            _, values, counts = self.grades(pa, only_qrels)
+            self.judged.append(values)
+            self.counts.append(counts)
             qids += only_qrels
             self.sizes.append(np.zeros(len(only_qrels), dtype=np.int64))
         return assemble(qids, np.concatenate(self.sizes), self.columns,
@@ -281,53 +498,30 @@ class _Interleaved(Exception):
     (:func:`_grouped`)."""
 
 
+def _has_empty(column) -> bool:
+    """Whether a binary column (no nulls) holds an empty value: two equal offsets."""
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32, count=len(column) + 1,
+                            offset=column.offset * 4)
+    return bool((offsets[1:] == offsets[:-1]).any())
+
+
 def _columns(pa, pc, batch) -> tuple:
     """The query ids, doc ids and scores of a record batch of run lines; an empty field or a
     score that is not finite is :class:`_Irregular`."""
     for name in ("q", "x", "d", "r", "t"):  # an empty field: spaces the line reader splits on
-        if pc.min(pc.binary_length(batch.column(name))).as_py() == 0:
+        if _has_empty(batch.column(name)):
             raise _Irregular
     return batch.column("q"), batch.column("d"), _scores(batch.column("s"))
 
 
-def _streamed(pa, pc, raw, take: Callable) -> None:
-    """Read a run whose queries are contiguous one block of complete queries at a time (the
-    last query of a block may go on in the next); :class:`_Interleaved` where one is not."""
-    seen: set = set()
-
-    def segment(q, d, scores) -> None:
-        if not len(q):
-            return
-        starts = _starts(pc, q)
-        names = q.take(_arrow(pa, starts)).cast(pa.string()).to_pylist()
-        if any(name.startswith("#") for name in names):
-            raise _Irregular  # a comment line (every '#' line starts a query block of its own)
-        if len(set(names)) != len(names) or not seen.isdisjoint(names):
-            raise _Interleaved
-        seen.update(names)
-        take(pa, pc, d, scores, starts, names)
-
-    pending = None
-    for batch in _batches(pa, raw):
-        q, d, scores = _columns(pa, pc, batch)
-        if pending is not None:
-            q, d = (pa.concat_arrays([a, b]) for a, b in zip(pending[:2], (q, d)))
-            scores = np.concatenate([pending[2], scores])
-        cut = _starts(pc, q)[-1]  # the last query may go on in the next block
-        segment(q[:cut], d[:cut], scores[:cut])
-        pending = (q[cut:], d[cut:], scores[cut:])
-    if pending is not None:
-        segment(*pending)
-
-
-def _grouped(pa, pc, raw, take: Callable) -> None:
+def _grouped(pa, pc, raw, reader) -> None:
     """Read a run whose queries are interleaved: every line's query as an integer code (in
     order of first appearance), its doc id and score, then the lines grouped by a stable sort of
-    the codes, handed to ``take`` one block of whole queries at a time.  The line reader's dict
-    has the same order (queries by first appearance, each query's lines in file order).  Memory:
-    the doc ids as read (once more while they are joined into one array), 20 bytes a line, and
-    one block; a fraction of the file's size, where the dict of the line reader takes 8 times
-    it."""
+    the codes, handed to ``reader`` one block of whole queries at a time.  The line reader's
+    dict has the same order (queries by first appearance, each query's lines in file order).
+    Memory: the doc ids as read (once more while they are joined into one array), 20 bytes a
+    line, and one block; a fraction of the file's size, where the dict of the line reader takes
+    8 times it."""
     index: dict = {}  # query id -> code, in order of first appearance
     codes, docs, scores = [], [], []
     for batch in _batches(pa, raw):
@@ -357,15 +551,15 @@ def _grouped(pa, pc, raw, take: Callable) -> None:
     while lo < len(names):
         hi = max(int(np.searchsorted(bounds, bounds[lo] + rows, side="right")) - 1, lo + 1)
         at = order[bounds[lo]:bounds[hi]]
-        take(pa, pc, docs.take(_arrow(pa, at)), flat[at], bounds[lo:hi] - bounds[lo],
-             names[lo:hi])
+        reader.take(reader.prepare(pa, pc, docs.take(_arrow(pa, at)), flat[at],
+                                   bounds[lo:hi] - bounds[lo], names[lo:hi]))
         lo = hi
 
 
 def _scan(open_binary: Callable, start: Callable) -> bool:
-    """Read a plain run (module docstring), calling ``take(pa, pc, doc ids, scores, starts,
-    query ids)`` on one block of complete queries at a time, where ``take = start()``; a run
-    whose queries are interleaved is read again, grouped (:func:`_grouped`), with a fresh
+    """Read a plain run (module docstring) into the reader ``start()`` gives (its ``prepare``
+    and ``take``, :class:`_Join`), one block of complete queries at a time; a run whose
+    queries are interleaved is read again, grouped (:func:`_grouped`), into a fresh
     ``start()``.  False when pyarrow is missing or the file is not plain (the caller then runs
     the line reader)."""
     try:
@@ -412,9 +606,9 @@ def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | N
         return None
     joins: list = []
 
-    def start() -> Callable:
+    def start() -> _Join:
         joins[:] = [_Join(judgments)]  # a second scan (grouped) drops the first one's join
-        return joins[0].add
+        return joins[0]
 
     if not _scan(open_binary, start):
         return None
@@ -424,26 +618,39 @@ def run_arrays(open_binary: Callable, qrels: Mapping, missing: str) -> tuple | N
         return None
 
 
+class _Dict:
+    """``{qid: {docid: score}}`` of a run, as the line reader gives it (the reader of
+    :func:`run_dict`; :class:`_Join` says what ``prepare`` and ``take`` do)."""
+
+    def __init__(self) -> None:
+        self.run: dict = {}
+
+    def prepare(self, pa, pc, d, scores, starts, names) -> tuple:
+        return names, d.cast(pa.string()).to_pylist(), scores.tolist(), starts.tolist()
+
+    def take(self, prepared: tuple) -> None:
+        names, docs, values, starts = prepared
+        for name, lo, hi in zip(names, starts, [*starts[1:], len(docs)]):
+            self.run[name] = dict(zip(docs[lo:hi], values[lo:hi]))
+            if len(self.run[name]) != hi - lo:
+                raise _Irregular  # a document listed twice for a query
+
+    def reserve(self, lines: int) -> None:
+        """Nothing to reserve in a dict."""
+
+
 def run_dict(open_binary: Callable) -> dict | None:
     """``{qid: {docid: score}}`` of a plain TREC run, as the line reader gives it (the same
     order); None when the file is not plain or pyarrow is missing (see :func:`run_arrays`)."""
     if not ENABLED:
         return None
-    run: dict = {}
+    readers: list = []
 
-    def start() -> Callable:
-        run.clear()
-        return take
+    def start() -> _Dict:
+        readers[:] = [_Dict()]
+        return readers[0]
 
-    def take(pa, pc, d, scores, starts, names) -> None:
-        docs, values = d.cast(pa.string()).to_pylist(), scores.tolist()
-        ends = [*starts[1:].tolist(), len(docs)]
-        for name, lo, hi in zip(names, starts.tolist(), ends):
-            run[name] = dict(zip(docs[lo:hi], values[lo:hi]))
-            if len(run[name]) != hi - lo:
-                raise _Irregular  # a document listed twice for a query
-
-    return run if _scan(open_binary, start) and run else None
+    return readers[0].run if _scan(open_binary, start) and readers[0].run else None
 
 
 def _qrels_kind(chunk: bytes) -> tuple | None:

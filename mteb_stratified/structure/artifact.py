@@ -488,6 +488,16 @@ class StructureArtifact:
         new.__dict__["metadata"] = _frozen(metadata)
         return new
 
+    def with_metadata(self, key: str, value) -> "StructureArtifact":
+        """A new artifact: this one with its metadata's ``key`` set to ``value`` (None:
+        removed), e.g. a provenance record the command adds; this one is left as it is."""
+        metadata = {k: v for k, v in self.metadata.items() if k != key}
+        if value is not None:
+            metadata[key] = value
+        new = copy.copy(self)
+        new.__dict__["metadata"] = _frozen(metadata)
+        return new
+
     def canonical(self, name: str) -> str:
         """The canonical name of a normalised entity name (near-duplicates merged)."""
         return self._alias.get(name, name)

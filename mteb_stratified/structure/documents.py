@@ -1,13 +1,14 @@
 """The document map (``structure --clusters documents``): clusters of documents, not entities.
 
 Each document (``title. text``) is embedded with the structure's embedding model (the packaged
-all-MiniLM-L6-v2 by default; cached in the work folder), linked to its ``k`` nearest documents
-(exact cosine; a neighbour at negative cosine is no link: Leiden takes no negative weight), and
-the graph is clustered by the same consensus Leiden as the entity map (:mod:`.clustering`) at
-``document_resolution`` into **topics**; each topic is split again into **leaves**, the
-artifact's clusters, and the topics are merged into coarser levels (:mod:`.levels`: the
-cluster tree).  No document is left out, so every document has a stratum.  Then, with the same
-tables as the entity map:
+all-MiniLM-L6-v2 by default; cached in the user's embedding cache, which every command that
+embeds a corpus shares: :mod:`mteb_stratified.io.embedding_cache`), linked to its ``k``
+nearest documents (exact cosine; a neighbour at negative cosine is no link: Leiden takes no
+negative weight), and the graph is clustered by the same consensus Leiden as the entity map
+(:mod:`.clustering`) at ``document_resolution`` into **topics**; each topic is split again
+into **leaves**, the artifact's clusters, and the topics are merged into coarser levels
+(:mod:`.levels`: the cluster tree).  No document is left out, so every document has a
+stratum.  Then, with the same tables as the entity map:
 
 * m_d(c) = 1 for the document's own leaf (a document is in one cluster);
 * an entity's cluster is the one holding most of the documents it occurs in (ties by the hash
@@ -53,9 +54,12 @@ def embed_documents(texts: dict, cfg, work: str | None, engine) -> np.ndarray:
 
 
 def embed_documents_cached(texts: dict, cfg, work: str | None, engine) -> tuple:
-    """``(embeddings, path)``: :func:`embed_documents` and its cache file in ``work`` (None:
-    not cached, with no work folder or for the static lookup), for :func:`read_back`."""
-    from .embed import DOCUMENT_BATCH, INT8_BATCH, PRECISIONS, cached_array
+    """``(embeddings, path)``: :func:`embed_documents` and the file that holds them, for
+    :func:`read_back`: the user's embedding cache entry (:func:`.embed.embed_corpus`: reused
+    by every command that embeds the same texts with the same model and precision), or, with
+    that cache off, a file in ``work`` (None: not cached, with no work folder or for the
+    static lookup)."""
+    from .embed import DOCUMENT_BATCH, INT8_BATCH, PRECISIONS, embed_corpus
 
     ids = sorted(texts)
     inputs = [texts[d] for d in ids]
@@ -71,8 +75,10 @@ def embed_documents_cached(texts: dict, cfg, work: str | None, engine) -> tuple:
     # the precision is passed only when it is not float32, so an engine that takes no keyword
     # (written before int8) keeps working for float32
     kwargs = {} if precision == "float32" else {"precision": precision}
-    emb = cached_array(path, lambda: engine.embed(inputs, cfg.embedding_model, batch, **kwargs))
-    return emb, path
+    return embed_corpus(inputs, cfg.embedding_model, precision, fallback=path,
+                        device=getattr(engine, "embed_device", "cpu"),
+                        compute=lambda: engine.embed(inputs, cfg.embedding_model, batch,
+                                                     **kwargs))
 
 
 def read_back(path: str, n_docs: int) -> np.ndarray:
@@ -82,8 +88,8 @@ def read_back(path: str, n_docs: int) -> np.ndarray:
     built from (a GPU's bits), so a file that went missing is an :class:`InputError`."""
     from ..core.errors import InputError
 
-    fix = ("leave the work folder alone while the build runs, and run the command again (the "
-           "extraction checkpoint is kept)")
+    fix = ("leave the work folder and the embedding cache alone while the build runs, and run "
+           "the command again (the extraction checkpoint is kept)")
     try:
         emb = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
@@ -101,7 +107,8 @@ def cluster_documents(texts: dict, cfg, emb, *, seed: int | None = None,
 
     ``emb``: the embeddings, or a function that gives them.  A function is called for the
     k-NN graph and again after Leiden, so nothing here holds them while Leiden runs (the
-    pipeline reads them back from its work folder's cache: 1.5 GB at 1M documents)."""
+    pipeline reads them back from the file :func:`embed_documents_cached` gave: 1.5 GB at 1M
+    documents)."""
     from .clustering import cluster_entities
     from .graph import knn_edges, to_igraph
     from .levels import document_tree

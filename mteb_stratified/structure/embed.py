@@ -14,7 +14,8 @@ from .sentence_model import (DEFAULT_MODEL, default_model_name,  # noqa: F401  (
 __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_batches",
            "encode_batch", "cached_array", "EMBEDDING_METHODS", "embed_with",
            "entity_embedding_of", "INT8_BATCH", "DOCUMENT_BATCH", "PRECISIONS",
-           "check_precision"]
+           "check_precision", "model_identity", "corpus_key", "embed_corpus",
+           "DOCUMENT_EMBEDDING_CHOICES", "resolve_document_embedding", "embedding_versions"]
 
 #: How a structure embeds: ``static``, the model's distilled static embedding (a lookup:
 #: :mod:`.static_embed`), ``model``, the sentence-transformers model itself (float32),
@@ -22,6 +23,10 @@ __all__ = ["default_model_name", "load_sentence_model", "embed_texts", "length_b
 #: ``int8``, the model with its linear layers quantised to int8
 #: (:func:`.sentence_model.quantize_int8`).
 EMBEDDING_METHODS = ("static", "model", "bf16", "int8")
+
+#: What ``--document-embedding`` takes: the methods, and ``auto``
+#: (:func:`resolve_document_embedding`).
+DOCUMENT_EMBEDDING_CHOICES = EMBEDDING_METHODS + ("auto",)
 
 #: The arithmetic each method that runs the model runs it in (``precision`` below).
 PRECISIONS = {"model": "float32", "bf16": "bf16", "int8": "int8"}
@@ -148,3 +153,112 @@ def cached_array(path: str | None, compute) -> np.ndarray:
         with atomic_write(path, "wb") as fh:
             np.save(fh, value, allow_pickle=False)
     return value
+
+
+def model_identity(model: str | None) -> dict | None:
+    """What decides a model's weights, for the embedding cache's key
+    (:mod:`mteb_stratified.io.embedding_cache`): ``{"name", "path", "files_sha256"}``, the hash
+    over its folder's weight, config and tokenizer files (:func:`.static_embed._files_hash`,
+    computed once per folder and process).  A hub name is hashed in its local Hugging Face
+    snapshot; None when no folder is found (such a model is not cached: its weights are not
+    known before it loads)."""
+    from .sentence_model import DEFAULT_MODEL, resolve_model
+    from .static_embed import _files_hash
+
+    path = resolve_model(model)
+    if not os.path.isdir(path):
+        try:
+            from huggingface_hub import try_to_load_from_cache
+            found = try_to_load_from_cache(path, "config.json")
+        except Exception:  # noqa: BLE001 - not a name the hub takes: nothing to hash
+            return None
+        if not isinstance(found, str):
+            return None
+        path = os.path.dirname(found)
+    return {"name": model or DEFAULT_MODEL, "path": os.path.abspath(path),
+            "files_sha256": _files_hash(path)}
+
+
+def embedding_versions() -> dict:
+    """The torch and sentence-transformers versions (part of an embedding cache key's recipe:
+    either can change the bits), read from the installed metadata, without importing them."""
+    from importlib import metadata
+
+    out = {}
+    for pkg in ("torch", "sentence-transformers"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def corpus_key(texts: Sequence[str], model: str | None, precision: str, *,
+               device: str = "cpu"):
+    """The embedding cache's key (:class:`~mteb_stratified.io.embedding_cache.EmbeddingKey`)
+    of :func:`embed_corpus`'s rows of ``texts``, None when the model's files are not found.
+
+    The recipe is what decides the bits besides the model, the precision and the texts: the
+    batches of :func:`length_batches` (:data:`DOCUMENT_BATCH` texts, :data:`INT8_BATCH` for
+    int8), unit rows in float32, the device, and the torch and sentence-transformers
+    versions."""
+    from ..io.embedding_cache import EmbeddingKey, texts_hash
+
+    check_precision(precision)
+    identity = model_identity(model)
+    if identity is None:
+        return None
+    digest, n = texts_hash(texts)
+    recipe = {"rows": "sentence-transformers encode, L2-normalised, float32",
+              "batches": "length_batches, longest first",
+              "batch_size": INT8_BATCH if precision == "int8" else DOCUMENT_BATCH,
+              "device": device, **embedding_versions()}
+    return EmbeddingKey(identity, precision, digest, n, recipe)
+
+
+def embed_corpus(texts: Sequence[str], model: str | None, precision: str = "float32", *,
+                 compute=None, device: str = "cpu", fallback: str | None = None,
+                 show_progress: bool = False, desc: str = "embed the corpus") -> tuple:
+    """``(embeddings, path)``: unit float32 rows of ``texts`` (order kept) by ``model`` in
+    ``precision``, from the user's embedding cache when any command embedded the same texts
+    with the same model, precision and recipe before (:func:`corpus_key`), else computed and
+    stored there.  ``path``: the entry's ``.npy`` file, which holds these very bits.
+
+    ``compute``: a function that gives the rows (an engine's ``embed``); by default
+    :func:`embed_texts` in batches of :data:`DOCUMENT_BATCH` (:data:`INT8_BATCH` for int8).
+    ``device``: where ``compute`` runs (part of the key).  With the cache off
+    (:func:`~mteb_stratified.io.embedding_cache.cache_folder`) or a model whose files are not
+    found, the rows are cached at ``fallback`` (a file path; None: not cached)."""
+    from ..io.embedding_cache import default_cache
+
+    if compute is None:
+        batch = INT8_BATCH if precision == "int8" else DOCUMENT_BATCH
+        def compute():
+            return embed_texts(texts, model, batch_size=batch, show_progress=show_progress,
+                               desc=desc, precision=precision)
+    cache = default_cache()
+    key = corpus_key(texts, model, precision, device=device) if cache is not None else None
+    if key is None:
+        return cached_array(fallback, compute), fallback
+    return cache.get_or_compute(key, compute)
+
+
+def resolve_document_embedding(method: str, *, device: str = "cpu",
+                               cpuinfo: str = "/proc/cpuinfo") -> tuple[str, str]:
+    """``(method, why)``: ``auto`` resolved for where the documents are embedded: ``bf16``
+    when ``device`` is a GPU, or the CPU has bfloat16 dot-product instructions (AVX-512 BF16,
+    AMX-BF16, Arm BF16: :func:`.sentence_model.cpu_bf16_native` reads ``cpuinfo``), else
+    ``model`` (float32: converted bfloat16 products are slower than float32 there); any other
+    method is returned as it is."""
+    if method != "auto":
+        return method, "chosen"
+    if device != "cpu":
+        return "bf16", f"auto: the documents are embedded on {device}"
+    from .sentence_model import cpu_bf16_native
+
+    native = cpu_bf16_native(cpuinfo)
+    if native:
+        return "bf16", "auto: this CPU has bfloat16 instructions (AVX-512 BF16, AMX or Arm BF16)"
+    return "model", ("auto: this CPU has no bfloat16 instructions, float32 is faster"
+                     if native is False else
+                     "auto: this CPU's instructions cannot be read, float32 is the safe choice")

@@ -52,31 +52,64 @@ MIN_GAMMA = 2.0 ** -10
 
 def merge_small(graph, labels, min_size: int) -> np.ndarray:
     """``labels`` of ``graph``'s vertices with every part under ``min_size`` vertices merged
-    into the part it has the most edge weight to (module docstring), renumbered by size."""
-    labels = renumber_by_size(np.asarray(labels, dtype=np.int64))
+    into the part it has the most edge weight to (module docstring), renumbered by size.
+
+    One merge at a time, the smallest part first (ties: the one with the lowest vertex, i.e.
+    the lowest id once renumbered by size); its target is the part with the most weight to it
+    (ties: the larger, then the one with the lowest vertex), or with no edge out, the largest
+    other part.  Each merge reads only the merged part's own edges (a heap of the small parts,
+    each vertex's edges by id), so the cost is linear in the graph, not parts × edges."""
+    import heapq
+
+    labels = renumber_by_size(np.asarray(labels, dtype=np.int64)).copy()
     if min_size <= 1 or labels.size == 0:
         return labels
     pairs = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
     w = np.asarray(graph.es["weight"] if "weight" in graph.es.attributes()
                    else np.ones(len(pairs)), dtype=np.float64)
-    while True:
-        sizes = np.bincount(labels)
-        small = np.flatnonzero(sizes < min_size)
-        if small.size == 0 or sizes.size == 1:
-            return renumber_by_size(labels)
-        part = int(small[np.lexsort((small, sizes[small]))[0]])   # the smallest, then lowest id
-        a, b = labels[pairs[:, 0]], labels[pairs[:, 1]]
-        out = np.concatenate([b[a == part], a[b == part]])
-        wt = np.concatenate([w[a == part], w[b == part]])
+    n = labels.size
+    by_end = []                        # each vertex's edges as one end (ids ascending)
+    for end in (0, 1):
+        order = np.argsort(pairs[:, end], kind="stable")
+        by_end.append((order, np.searchsorted(pairs[order, end], np.arange(n + 1))))
+    sizes = np.bincount(labels).astype(np.int64)
+    first = np.full(sizes.size, n, dtype=np.int64)
+    np.minimum.at(first, labels, np.arange(n))
+    alive = np.ones(sizes.size, dtype=bool)
+    order = np.argsort(labels, kind="stable")
+    bounds = np.searchsorted(labels[order], np.arange(sizes.size + 1))
+    members = {int(p): order[bounds[p]:bounds[p + 1]] for p in np.flatnonzero(sizes < min_size)}
+    heap = [(int(sizes[p]), int(first[p]), p) for p in members]
+    heapq.heapify(heap)
+    while heap and int(alive.sum()) > 1:
+        size, low, part = heapq.heappop(heap)
+        if not alive[part] or sizes[part] != size or first[part] != low:
+            continue                   # merged, or grown since it was pushed
+        vs = members.pop(part)
+        outs, wts = [], []
+        for end, (order, bounds) in enumerate(by_end):   # src in the part, then dst
+            ids = np.sort(np.concatenate([order[bounds[v]:bounds[v + 1]] for v in vs.tolist()]))
+            outs.append(labels[pairs[ids, 1 - end]])
+            wts.append(w[ids])
+        out, wt = np.concatenate(outs), np.concatenate(wts)
         keep = out != part
         if keep.any():
-            link = np.bincount(out[keep], weights=wt[keep], minlength=sizes.size)
-            target = int(np.argmax(link))
+            cand, inv = np.unique(out[keep], return_inverse=True)
+            link = np.bincount(inv, weights=wt[keep])        # summed in edge order
+            best = cand[link == link.max()]
         else:  # no edge to another part: the largest other part
-            others = np.flatnonzero(np.arange(sizes.size) != part)
-            target = int(others[np.argmax(sizes[others])])
-        labels = np.where(labels == part, target, labels)
-        labels = renumber_by_size(labels)
+            others = np.flatnonzero(alive & (np.arange(sizes.size) != part))
+            best = others[sizes[others] == sizes[others].max()]
+        target = int(best[np.lexsort((first[best], -sizes[best]))[0]])
+        labels[vs] = target
+        sizes[target] += size
+        first[target] = min(first[target], low)
+        alive[part], sizes[part] = False, 0
+        if target in members:
+            members[target] = np.concatenate([members[target], vs])
+        if sizes[target] < min_size:  # a small part grown, still small (in ``members``)
+            heapq.heappush(heap, (int(sizes[target]), int(first[target]), target))
+    return renumber_by_size(labels)
 
 
 def split_topics(graph, topics, n_topics: int, cfg) -> tuple[np.ndarray, np.ndarray]:
@@ -88,8 +121,11 @@ def split_topics(graph, topics, n_topics: int, cfg) -> tuple[np.ndarray, np.ndar
     run = dataclasses.replace(cfg, resolution=cfg.leaf_resolution, min_cluster_size=1)
     raw = np.full(topics.size, -1, dtype=np.int64)
     nxt = 0
+    # each topic's vertices, ascending, from one sort (not one pass over all per topic)
+    order = np.argsort(topics, kind="stable")
+    bounds = np.searchsorted(topics[order], np.arange(n_topics + 1))
     for t in range(n_topics):
-        members = np.flatnonzero(topics == t)
+        members = order[bounds[t]:bounds[t + 1]]
         if members.size < 2 * cfg.leaf_min_size:
             parts = np.zeros(members.size, dtype=np.int64)
         else:

@@ -24,6 +24,7 @@ To add an extractor: implement the protocol in :mod:`.extractors` and register i
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import time
@@ -36,6 +37,7 @@ from ..io.corpus_text import doc_text
 from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .embed import EMBEDDING_METHODS
 from .fingerprint import corpus_fingerprint, settings_hash
+from .leiden import BACKENDS as LEIDEN_BACKENDS
 from .levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from .normalise import NORMALISER_VERSION
 
@@ -47,6 +49,17 @@ SEED_ARI_METHODS = ("split-half", "second-build")
 
 #: What the structure clusters: the entity graph (the paper's map), or the documents.
 CLUSTER_MAPS = ("entities", "documents")
+
+
+def _positive(x) -> bool:
+    """A finite real number > 0 (not a bool)."""
+    return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            and x > 0)
+
+
+def _iterations(x) -> bool:
+    """A Leiden iteration count: a positive integer, or −1 (until an iteration gains nothing)."""
+    return isinstance(x, int) and not isinstance(x, bool) and (x >= 1 or x == -1)
 
 
 @dataclass(frozen=True)
@@ -76,11 +89,13 @@ class StructureConfig:
     leaf_resolution: float = 0.5             # each topic split again at this resolution
     leaf_min_size: int = 10                  # documents of a leaf (unless its topic has fewer)
     seed: int = 0
-    n_iterations: int = -1
+    n_iterations: int = 2                    # Leiden iterations of a fit (-1: until no gain)
+    leiden_backend: str = "igraph"           # igraph's C community_leiden, or leidenalg
     leiden_split_above: int | None = 50_000  # larger graphs: Leiden by batches of components
     leiden_batch_size: int = 10_000          # vertices per batch of whole components
     min_cluster_size: int = 3
     consensus_runs: int = 10                 # Leiden runs whose consensus is clustered (1: one)
+    consensus_iterations: int = 2            # Leiden iterations of each consensus run
     consensus_threshold: float = 0.5         # keep edges co-clustered in this share of runs
     seed_ari: str = "split-half"             # quality.seed_ari: split-half or second-build
     exact_max: int = 50_000                  # exact faiss search up to this many entities
@@ -94,8 +109,9 @@ class StructureConfig:
             (0.0 < self.merge_threshold <= 1.0, "merge_threshold must be in (0, 1]", "e.g. 0.92"),
             (self.min_doc_freq >= 1, "min_doc_freq must be >= 1", "e.g. 2"),
             (0.0 < self.max_doc_share <= 1.0, "max_doc_share must be in (0, 1]", "e.g. 0.1"),
-            (self.resolution > 0, "resolution must be > 0", "e.g. 1.0"),
-            (self.document_resolution > 0, "document_resolution must be > 0", "e.g. 1.0"),
+            (_positive(self.resolution), "resolution must be a number > 0", "e.g. 1.0"),
+            (_positive(self.document_resolution), "document_resolution must be a number > 0",
+             "e.g. 1.0"),
             (0 < self.leaf_resolution <= MAX_LEAF_RESOLUTION,
              f"leaf_resolution must be in (0, {MAX_LEAF_RESOLUTION:g}]", "e.g. 0.5"),
             (isinstance(self.leaf_min_size, int) and not isinstance(self.leaf_min_size, bool)
@@ -105,6 +121,13 @@ class StructureConfig:
              f"choose one of {', '.join(CLUSTER_MAPS)}"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
             (self.consensus_runs >= 1, "consensus_runs must be >= 1", "e.g. 10"),
+            (_iterations(self.n_iterations), "n_iterations must be a positive integer or -1",
+             "e.g. 2 (-1: until an iteration gains nothing)"),
+            (_iterations(self.consensus_iterations),
+             "consensus_iterations must be a positive integer or -1", "e.g. 2"),
+            (self.leiden_backend in LEIDEN_BACKENDS,
+             f"unknown leiden_backend {self.leiden_backend!r}",
+             f"choose one of {', '.join(LEIDEN_BACKENDS)}"),
             (0.0 < self.consensus_threshold <= 1.0, "consensus_threshold must be in (0, 1]",
              "e.g. 0.5"),
             (self.leiden_split_above is None or self.leiden_split_above >= 0,
@@ -144,6 +167,7 @@ class BuildReport:
     """
 
     timings: dict = field(default_factory=dict)
+    cpu_timings: dict = field(default_factory=dict)  # CPU seconds of each step, all threads
     resumed_docs: int = 0
     extracted_docs: int = 0
     reused: bool = False
@@ -340,9 +364,10 @@ def build_structure(corpus: dict, config: StructureConfig | None = None, *,
     work = os.path.join(out, ".work") if out is not None else None
 
     def timed(step: str, fn, *args, **kwargs):
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         value = fn(*args, **kwargs)
         report.timings[step] = report.timings.get(step, 0.0) + time.perf_counter() - t
+        report.cpu_timings[step] = report.cpu_timings.get(step, 0.0) + time.process_time() - cpu
         return value
 
     if engine is None:

@@ -54,14 +54,17 @@ def adjusted_rand(a, b) -> float:
         return 1.0
     _, ai = np.unique(a, return_inverse=True)
     _, bi = np.unique(b, return_inverse=True)
-    table = np.zeros((ai.max() + 1, bi.max() + 1), dtype=np.float64)
-    np.add.at(table, (ai, bi), 1)
+    ai, bi = ai.reshape(-1), bi.reshape(-1)
 
     def pairs(x):
+        x = x.astype(np.float64)
         return float((x * (x - 1) / 2).sum())
 
-    s = pairs(table)
-    sa, sb = pairs(table.sum(axis=1)), pairs(table.sum(axis=0))
+    # the contingency table's non-empty cells only (a dense one is k_a x k_b: 10^4 x 10^4 at
+    # a million documents); every count is an integer, so the sums are exact in any order
+    _, cells = np.unique(ai * (int(bi.max()) + 1) + bi, return_counts=True)
+    s = pairs(cells)
+    sa, sb = pairs(np.bincount(ai)), pairs(np.bincount(bi))
     expected = sa * sb / (n * (n - 1) / 2)
     top = 0.5 * (sa + sb)
     return 1.0 if top == expected else (s - expected) / (top - expected)
@@ -129,7 +132,19 @@ def entity_presence(doc_entities: dict, names) -> tuple:
     sorted id order) and the column of each name, for :func:`term_coherence`."""
     from scipy import sparse
 
+    from .namelists import NameLists
+
     index = {n: i for i, n in enumerate(sorted(set(names)))}
+    ids = doc_entities.ids if isinstance(doc_entities, NameLists) else None
+    if ids is not None and all(ids[i] < ids[i + 1] for i in range(len(ids) - 1)):
+        # the driver's codes (rows: its ids, sorted), without a Python list per document
+        col = np.array([index.get(n, -1) for n in doc_entities.names] or [-1], dtype=np.int64)
+        c = col[doc_entities.codes]
+        r = doc_entities.doc_index()[c >= 0]
+        key = np.unique(r * max(len(index), 1) + c[c >= 0])   # each (document, name) once
+        return sparse.csc_matrix((np.ones(key.size), (key // max(len(index), 1),
+                                                      key % max(len(index), 1))),
+                                 shape=(len(ids), len(index))), index
     rows, cols = [], []
     for r, d in enumerate(sorted(doc_entities)):
         for e in set(doc_entities[d]):
@@ -164,7 +179,13 @@ def cluster_quality(clusters: list, entities: list, doc_entities: dict, texts: d
     # the old labels: their entities' documents (only of the entities they name)
     wanted = {e for top in tops.values() for e in top}
     wanted.update(e for r in levels for e in r.get("top_entities", []))
-    docs_all = {d: doc_entities.get(d, ()) for d in sorted(texts)}
+    from .namelists import NameLists
+
+    ids = sorted(texts)
+    if isinstance(doc_entities, NameLists) and doc_entities.ids == ids:
+        docs_all = doc_entities        # every document's codes, read as they are held
+    else:
+        docs_all = {d: doc_entities.get(d, ()) for d in ids}
     e_presence, e_index = entity_presence(docs_all, wanted)
 
     rows = []

@@ -195,6 +195,7 @@ METADATA: dict = {
     "static_embedding": (OPTIONAL, OBJECT),  # provenance (describe.static_embedding_record)
     "int8_embedding": (OPTIONAL, OBJECT),  # provenance (describe.int8_embedding_record)
     "bf16_embedding": (OPTIONAL, OBJECT),  # provenance (describe.bf16_embedding_record)
+    "document_embedding_choice": (OPTIONAL, OBJECT),  # --document-embedding auto's pick
     "corpus": (REQUIRED, OBJECT),
     "corpus.fingerprint": (REQUIRED, NAME),
     "corpus.n_docs": (REQUIRED, integer(1, MAX_COUNT)),

@@ -28,7 +28,7 @@ TINY_RUNS = {
     "bench_metrics.py", "bench_stratify.py", "bench_structure.py", "gpu_hps.py",
     "gpu_precision.py", "knn_methods.py", "leiden_node_order.py", "reader_memory.py",
     "reliability.py", "strata_power.py", "strata_validity.py", "topic_map.py",
-    "gap_variation.py",
+    "gap_variation.py", "bench_leiden.py",
 }
 #: The scripts that get only ``--help``, and why.
 HELP_ONLY = {
@@ -200,6 +200,19 @@ def test_bench_structure_tiny_run():
     text = _ok(_run("benchmarks/bench_structure.py", "--sizes", "2000"))
     line = next(ln for ln in text.splitlines() if ln.startswith("n=    2,000"))
     assert "clusters      40 (planted 40)" in line and "ARI 1.000" in line, line
+
+
+def test_bench_leiden_tiny_run():
+    text = _ok(_run("benchmarks/bench_leiden.py", "--sizes", "2000", "--kinds", "separated",
+                    "--seeds", "2", "--iterations", "2000"))
+    rows = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in text.splitlines()
+            if ln.startswith("| ") and not ln.startswith("| method")
+            and not ln.startswith("| backend")}
+    for name in ("the project's step", "the project's one fit", "igraph community_leiden",
+                 "leidenalg find_partition"):
+        assert rows[name][5] == "1.000", (name, text)   # ARI to the 10 planted communities
+    assert "seed ARI over 2 seeds, the project's step: 1.000" in text
+    assert "| igraph | -1 |" in text and "| leidenalg | 2 |" in text
 
 
 def test_knn_methods_tiny_run():

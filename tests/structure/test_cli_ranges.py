@@ -39,6 +39,12 @@ BAD = [
     (STRUCTURE, "--seed", str(2**70)), (STRUCTURE, "--seed", str(2**31)),
     (GENERATE, "--seed", str(2**70)), (STRATIFY, "--seed", str(2**70)),
     (STRUCTURE, "--consensus-runs", "1001"),
+    # issue #48: resolutions <= 0 or not numbers; Leiden iterations: a positive integer or -1
+    (STRUCTURE, "--resolution", "-1"), (STRUCTURE, "--resolution", "coarse"),
+    (STRUCTURE, "--resolution", "inf"), (STRUCTURE, "--document-resolution", "0"),
+    (STRUCTURE, "--document-resolution", "-0.5"), (STRUCTURE, "--document-resolution", "x"),
+    (STRUCTURE, "--n-iterations", "0"), (STRUCTURE, "--n-iterations", "-2"),
+    (STRUCTURE, "--n-iterations", "two"), (STRUCTURE, "--consensus-iterations", "0"),
     # the leaves (issue #44): resolution in (0, 100], size 1..100000, numbers only
     (STRUCTURE, "--leaf-resolution", "0"), (STRUCTURE, "--leaf-resolution", "101"),
     (STRUCTURE, "--leaf-resolution", "fine"), (STRUCTURE, "--leaf-resolution", "nan"),

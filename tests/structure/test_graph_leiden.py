@@ -132,6 +132,28 @@ def test_auto_tries_hnsw_when_the_lists_miss_too_much_and_keeps_the_better(monke
     assert 0 < r_flat <= 1
 
 
+def test_the_one_level_check_before_the_join_is_the_joins_own():
+    """auto scores the one-level lists from the sample's own candidates before joining them
+    (it skips the join when HNSW does better): that estimate is the check of the join made."""
+    faiss = pytest.importorskip("faiss")
+    from mteb_stratified.structure.graph import _ivf_join, _ivf_plan, _RecallCheck
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((40, 384))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    stray = centres[rng.integers(0, 40, 600)] + 0.05 * rng.standard_normal((600, 384))
+    stray /= np.linalg.norm(stray, axis=1, keepdims=True)   # small groups no list takes
+    for seed, topics, extra in ((4, None, False), (8, 20, False), (4, None, True)):
+        emb, _ = bench.make_entities(6000, seed=seed, topics=topics)
+        if extra:
+            emb = np.ascontiguousarray(np.vstack([emb, stray]), dtype=np.float32)
+        check = _RecallCheck(faiss, emb, 11, 0.5, seed=0)
+        plan = _ivf_plan(faiss, emb, 4, 0)                  # few probes: recall under 1
+        assert plan.orphans.size > 1 or not extra           # the orphans' repair too
+        _, ids, _ = _ivf_join(faiss, emb, 11, 4, 0, plan=plan)
+        found = check.score(ids[check.rows])
+        assert found < 1 and check.of_ivf(emb, 11, plan) == pytest.approx(found, abs=0.002)
+
+
 def test_recall_check_scores_the_sampled_points_exact_edges():
     faiss = pytest.importorskip("faiss")
     from mteb_stratified.structure.graph import _RecallCheck, _flat
@@ -346,11 +368,11 @@ def test_split_half_partitions_are_the_consensus_of_each_half_of_the_runs():
     plain = cluster_entities(g, cfg)
     assert plain.halves is None and np.array_equal(with_halves.labels, plain.labels)
 
-    def fit(graph, seed):
+    def fit(graph, seed, iterations=cfg.n_iterations):
         return LeidenClustering(resolution=cfg.resolution, objective=cfg.objective, seed=seed,
-                                n_iterations=cfg.n_iterations).fit(graph)
+                                n_iterations=iterations).fit(graph)
 
-    runs = [fit(g, cfg.seed * 5 + i).labels_ for i in range(5)]
+    runs = [fit(g, cfg.seed * 5 + i, cfg.consensus_iterations).labels_ for i in range(5)]
     for part, got in zip((runs[:2], runs[2:]), with_halves.halves):
         leiden = fit(consensus_graph(g, part, cfg.consensus_threshold), cfg.seed)
         big = leiden.sizes_ >= cfg.min_cluster_size
@@ -392,3 +414,113 @@ def test_consensus_graph_from_the_callers_edge_arrays_is_the_same_graph():
     for bad in ((pairs[:-1], weight[:-1]), (pairs, weight[:-1]), (pairs.reshape(-1), weight)):
         with pytest.raises(ValueError, match="edges"):
             consensus_graph(g, labelings, 0.5, edges=bad)
+
+
+def test_a_half_of_one_run_is_that_run_with_small_clusters_dissolved():
+    """With two consensus runs (the default) each split half is one run: its own partition,
+    not a Leiden fit of a one-run consensus graph (no extra fit)."""
+    from mteb_stratified.structure.clustering import cluster_entities
+    from mteb_stratified.structure.pipeline import StructureConfig
+    from mteb_stratified.structure.quality import adjusted_rand
+
+    g, planted = _planted_graph([30, 25, 20, 2, 18], seed=4, bridges=6)
+    cfg = StructureConfig(consensus_runs=2, seed=1, min_cluster_size=3, resolution=1.0)
+    got = cluster_entities(g, cfg, halves=True)
+    for i, half in enumerate(got.halves):
+        run = LeidenClustering(seed=cfg.seed * 2 + i, n_iterations=cfg.consensus_iterations,
+                               resolution=1.0).fit(g)
+        big = run.sizes_ >= 3
+        want = np.where(big[run.labels_], np.cumsum(big)[run.labels_] - 1, -1)
+        assert np.array_equal(half, want)
+    assert adjusted_rand(planted[got.labels >= 0], got.labels[got.labels >= 0]) > 0.9
+
+
+def test_igraph_backend_is_seeded_and_leaves_the_random_module_alone():
+    """A fit is a function of its seed (igraph draws from a random.Random(seed) during the fit,
+    then from its default generator again), and Python's global random state is untouched."""
+    import random
+
+    g, _ = _planted_graph([40, 35, 30, 25], seed=5, p_in=0.3, bridges=40)
+    random.seed(123)
+    state = random.getstate()
+    a = LeidenClustering(seed=11).fit(g).labels_
+    assert random.getstate() == state
+    b = LeidenClustering(seed=11).fit(g).labels_
+    assert np.array_equal(a, b)
+    rng = np.random.default_rng(0)     # no planted structure: the seed decides the partition
+    pairs = np.argwhere(np.triu(rng.random((200, 200)) < 0.04, k=1))
+    noise = igraph.Graph(n=200, edges=pairs.tolist())
+    outs = {tuple(LeidenClustering(seed=s, n_iterations=1).fit(noise, weights=None).labels_)
+            for s in range(4)}
+    assert len(outs) > 1  # the seed reaches igraph
+
+
+@pytest.mark.parametrize("objective,resolution", [("modularity", 1.0), ("cpm", 0.2)])
+def test_igraph_and_leidenalg_backends_find_the_planted_partition(objective, resolution):
+    g, planted = _planted_graph([12, 30, 9, 22, 18], seed=2, p_in=0.7, bridges=4)
+    fits = [LeidenClustering(objective=objective, resolution=resolution, seed=0,
+                             backend=b).fit(g) for b in ("igraph", "leidenalg")]
+    for fit in fits:
+        assert bench.adjusted_rand_index(planted, fit.labels_) == pytest.approx(1.0)
+    assert fits[0].quality_ == pytest.approx(fits[1].quality_, rel=1e-9)
+    assert "backend='leidenalg'" in repr(fits[1])
+
+
+@pytest.mark.parametrize("graph", ["isolated", "pair", "pair_and_isolated", "one"])
+def test_graphs_with_isolated_vertices_or_one_tiny_component_cluster_without_error(graph):
+    """Isolated vertices are clusters of their own; a single component of 2 vertices is one
+    cluster; the consensus with its split halves runs on them too."""
+    from mteb_stratified.structure.clustering import cluster_entities
+    from mteb_stratified.structure.pipeline import StructureConfig
+
+    g = {"isolated": igraph.Graph(4), "pair": igraph.Graph(2, [(0, 1)]),
+         "pair_and_isolated": igraph.Graph(5, [(1, 3)]), "one": igraph.Graph(1)}[graph]
+    if g.ecount():
+        g.es["weight"] = [0.7] * g.ecount()
+    fit = LeidenClustering(seed=0).fit(g)
+    want = {"isolated": 4, "pair": 1, "pair_and_isolated": 4, "one": 1}[graph]
+    assert fit.n_clusters_ == want and fit.labels_.shape == (g.vcount(),)
+    if g.ecount():
+        assert fit.labels_[1 if graph == "pair_and_isolated" else 0] == fit.labels_[
+            3 if graph == "pair_and_isolated" else 1]
+    for split_above in (None, 0):
+        LeidenClustering(seed=0, split_above=split_above, batch_size=2).fit(g)
+    got = cluster_entities(g, StructureConfig(consensus_runs=4, min_cluster_size=1),
+                           halves=True)
+    assert got.n_clusters == want
+
+
+@pytest.mark.parametrize("kw,match", [({"n_iterations": 0}, "n_iterations"),
+                                      ({"n_iterations": 1.5}, "n_iterations"),
+                                      ({"backend": "networkx"}, "backend"),
+                                      ({"resolution": -1.0}, "resolution"),
+                                      ({"resolution": float("nan")}, "resolution"),
+                                      ({"resolution": "1"}, "resolution")])
+def test_leiden_rejects_bad_iterations_backends_and_resolutions(kw, match):
+    with pytest.raises(InputError, match=match):
+        LeidenClustering(**kw).fit(_two_cliques())
+
+
+def test_igraph_backend_counts_self_loops_as_modularity_does_on_a_quotient_graph():
+    """A quotient graph (the document map's coarser levels) holds each unit's inner weight as a
+    self-loop.  igraph's default node weights count a self-loop once, which merged units that
+    modularity keeps apart (4 planted groups became 2 at γ = 1/8); with the strengths passed
+    as node weights both backends reach the same objective and the same 4 groups."""
+    from mteb_stratified.structure.levels import quotient_graph
+
+    rng = np.random.default_rng(0)
+    n = 400
+    units = np.arange(n) // 20
+    group = units // 5
+    p = np.where(units[:, None] == units[None, :], 0.5,
+                 np.where(group[:, None] == group[None, :], 0.05, 0.002))
+    pairs = np.argwhere(np.triu(rng.random((n, n)) < p, k=1))
+    g = igraph.Graph(n=n, edges=pairs.tolist())
+    g.es["weight"] = [1.0] * g.ecount()
+    q = quotient_graph(g, units, 20)
+    assert any(e.source == e.target for e in q.es)
+    for gamma in (0.5, 0.25, 0.125):
+        fits = [LeidenClustering(resolution=gamma, seed=0, backend=b).fit(q)
+                for b in ("igraph", "leidenalg")]
+        assert fits[0].quality_ == pytest.approx(fits[1].quality_, rel=1e-9)
+        assert bench.adjusted_rand_index(fits[0].labels_, np.arange(20) // 5) == 1.0

@@ -92,6 +92,53 @@ def test_small_parts_join_the_part_they_are_most_linked_to():
     assert merge_small(g3, [0, 0, 0, 1, 2], 1).tolist() == [0, 0, 0, 1, 2]
 
 
+def _merge_small_one_pass_at_a_time(graph, labels, min_size):
+    """The rule of merge_small written out: each merge re-reads every edge and renumbers."""
+    from mteb_stratified.structure.leiden import renumber_by_size
+
+    labels = renumber_by_size(np.asarray(labels, dtype=np.int64))
+    pairs = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+    w = np.asarray(graph.es["weight"], dtype=np.float64)
+    while min_size > 1:
+        sizes = np.bincount(labels)
+        small = np.flatnonzero(sizes < min_size)
+        if small.size == 0 or sizes.size == 1:
+            break
+        part = int(small[np.lexsort((small, sizes[small]))[0]])
+        a, b = labels[pairs[:, 0]], labels[pairs[:, 1]]
+        out = np.concatenate([b[a == part], a[b == part]])
+        wt = np.concatenate([w[a == part], w[b == part]])
+        keep = out != part
+        if keep.any():
+            target = int(np.argmax(np.bincount(out[keep], weights=wt[keep],
+                                               minlength=sizes.size)))
+        else:
+            others = np.flatnonzero(np.arange(sizes.size) != part)
+            target = int(others[np.argmax(sizes[others])])
+        labels = renumber_by_size(np.where(labels == part, target, labels))
+    return labels
+
+
+def test_merge_small_equals_the_rule_written_out_on_random_graphs():
+    import igraph as ig
+
+    from mteb_stratified.structure.levels import merge_small
+
+    rng = np.random.default_rng(1)
+    for trial in range(150):
+        n = int(rng.integers(2, 120))
+        e = rng.integers(0, n, (int(rng.integers(0, 3 * n)), 2))
+        e = np.unique(np.sort(e[e[:, 0] != e[:, 1]], axis=1), axis=0)
+        rng.shuffle(e)
+        g = ig.Graph(n=n, edges=e.tolist())
+        g.es["weight"] = (rng.integers(1, 4, len(e)) if trial % 2     # ties, or none
+                          else np.round(rng.random(len(e)), 6)).tolist()
+        lab = np.unique(rng.integers(0, int(rng.integers(1, n + 1)), n), return_inverse=True)[1]
+        size = int(rng.integers(1, 8))
+        assert merge_small(g, lab, size).tolist() == \
+            _merge_small_one_pass_at_a_time(g, lab, size).tolist()
+
+
 def test_the_same_seed_gives_the_same_tree(doc_graph, cfg, built_tree):
     from mteb_stratified.structure.clustering import cluster_entities
     from mteb_stratified.structure.levels import document_tree

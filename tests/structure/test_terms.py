@@ -149,3 +149,21 @@ def test_a_corpus_with_no_shared_word_has_no_terms_and_no_crash():
     assert counts.counts.shape == (2, 0)
     assert class_terms(counts, [0, 1], 2) == [[], []]
     assert central_documents(counts, [0, 1], 2) == [[0], [1]]
+
+
+def test_counting_by_chunks_gives_the_vectorisers_matrix(nfcorpus_slice):
+    """term_counts counts a chunk of documents at a time; the matrix and its columns are those
+    of one fit_transform over all documents (terms in >= MIN_DF documents, sorted)."""
+    from mteb_stratified.structure.terms import MIN_DF, vectoriser
+
+    texts, whole, _ = nfcorpus_slice
+    vec = vectoriser(min_df=MIN_DF)
+    want = vec.fit_transform([texts[d] for d in sorted(texts)]).tocsr()
+    for chunk in (37, 150, 10_000):
+        got = term_counts(texts, chunk=chunk)
+        assert got.terms.tolist() == vec.get_feature_names_out().tolist()
+        assert (got.counts != want).nnz == 0 and got.counts.shape == want.shape
+    # a term in MIN_DF documents that fall in different chunks is kept
+    split = term_counts({"a": "zebra alpha", "b": "zebra beta", "c": "gamma"}, chunk=1)
+    assert split.terms.tolist() == ["zebra"]
+    assert split.counts.toarray().ravel().tolist() == [1, 1, 0]
