@@ -133,7 +133,10 @@ class EmbeddingKey:
         out = []
         if recorded.get("format") != _FORMAT:
             out.append(f"another entry format ({recorded.get('format')!r}, not {_FORMAT})")
-        theirs = recorded.get("model") or {}
+        theirs = recorded.get("model")
+        theirs = theirs if isinstance(theirs, dict) else {}   # a record trusts nothing
+        recipe = recorded.get("recipe")
+        recipe = recipe if isinstance(recipe, dict) else {}
         if theirs.get("files_sha256") != self.model.get("files_sha256"):
             out.append(f"another model ({_model_words(theirs)}, not {_model_words(self.model)})")
         if recorded.get("precision") != self.precision:
@@ -143,8 +146,8 @@ class EmbeddingKey:
                        f"{str(recorded.get('texts_sha256'))[:16]}, not {self.n_texts} with "
                        f"{self.texts[:16]})")
         if recorded.get("recipe") != self.recipe:
-            keys = sorted(k for k in set(self.recipe) | set(recorded.get("recipe") or {})
-                          if (recorded.get("recipe") or {}).get(k) != self.recipe.get(k))
+            keys = sorted(str(k) for k in set(self.recipe) | set(recipe)
+                          if recipe.get(k) != self.recipe.get(k))
             out.append(f"another recipe ({', '.join(keys) or 'its fields'} differ)")
         return out
 
@@ -261,7 +264,16 @@ class EmbeddingCache:
         if found.array is not None:
             return found.array, found.path
         value = compute()
-        return value, self.put(key, value)
+        try:
+            return value, self.put(key, value)
+        except OSError as exc:  # a full or read-only cache must not cost the work just done
+            from ..core.errors import InputWarning
+            warnings.warn(InputWarning(
+                f"the embeddings could not be stored in the cache ({type(exc).__name__}: "
+                f"{exc}); they are used without caching", source=self.folder,
+                fix="free space there, or give --embedding-cache (or "
+                    f"${ENV}) a writable folder, or 'off'"), stacklevel=2)
+            return value, None
 
 
 class _Hashing:

@@ -49,6 +49,7 @@ n^1.02 instead of n^1.27.  A graph that is one giant component gains nothing: it
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 
@@ -61,6 +62,9 @@ OBJECTIVES = ("modularity", "cpm")
 
 #: Who runs Leiden (module docstring): igraph's C ``community_leiden``, or ``leidenalg``.
 BACKENDS = ("igraph", "leidenalg")
+
+#: Held while a fit has igraph's process-wide random generator set to its seed.
+_IGRAPH_RNG = threading.Lock()
 
 
 class LeidenClustering:
@@ -134,6 +138,9 @@ class LeidenClustering:
              and not isinstance(self.resolution, bool) and self.resolution > 0
              and np.isfinite(self.resolution),
              f"resolution must be a number > 0, got {self.resolution!r}", "e.g. resolution=1.0"),
+            (isinstance(self.seed, (int, np.integer)) and not isinstance(self.seed, bool)
+             and self.seed >= 0, f"seed must be an integer >= 0, got {self.seed!r}",
+             "e.g. seed=0"),
             (isinstance(self.n_iterations, (int, np.integer)) and self.n_iterations != 0,
              f"n_iterations must be a positive integer or -1, got {self.n_iterations!r}",
              "e.g. n_iterations=2 (-1: until an iteration gains nothing)"),
@@ -196,13 +203,15 @@ class LeidenClustering:
         # quotient graph (self-loops: the weight inside each unit) too eagerly
         nodes = (graph.strength(weights=w, loops=True) if self.objective == "modularity"
                  else None)
-        ig.set_random_number_generator(random.Random(seed))
-        try:
-            found = graph.community_leiden(
-                objective_function="modularity" if self.objective == "modularity" else "CPM",
-                weights=w, resolution=gamma, n_iterations=iterations, node_weights=nodes)
-        finally:
-            ig.set_random_number_generator(random)       # igraph's default generator
+        with _IGRAPH_RNG:  # igraph's generator is process-wide: one seeded fit at a time
+            ig.set_random_number_generator(random.Random(seed))
+            try:
+                found = graph.community_leiden(
+                    objective_function="modularity" if self.objective == "modularity"
+                    else "CPM", weights=w, resolution=gamma, n_iterations=iterations,
+                    node_weights=nodes)
+            finally:
+                ig.set_random_number_generator(random)   # igraph's default generator
         return np.asarray(found.membership, dtype=np.int64)
 
     def _fit_batches(self, graph, w):

@@ -157,3 +157,33 @@ def test_where_it_lives_is_read_at_each_call(tmp_path, monkeypatch):
     with ec.using("off"):
         monkeypatch.setenv(ec.ENV, str(tmp_path / "env"))
         assert ec.cache_folder() is None
+
+
+def test_a_cache_that_cannot_be_written_warns_and_keeps_the_work_done(tmp_path):
+    """A full, read-only or misplaced cache folder costs the cache, not the embedding just
+    computed: the rows come back with no path, and a warning says what failed."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    cache = ec.EmbeddingCache(str(blocker / "sub"))     # a folder under a file: NotADirectory
+    calls = []
+    with pytest.warns(InputWarning, match="could not be stored in the cache"):
+        rows, path = cache.get_or_compute(_key(), lambda: calls.append(1) or _rows())
+    assert calls == [1] and path is None and np.array_equal(rows, _rows())
+
+
+@pytest.mark.parametrize("field, value", [("model", "m@abc"), ("recipe", ["batch_size"]),
+                                          ("model", None), ("recipe", 7)])
+def test_a_record_with_fields_of_the_wrong_type_is_not_reused_and_gives_no_traceback(
+        tmp_path, field, value):
+    cache = ec.EmbeddingCache(str(tmp_path))
+    path = cache.put(_key(), _rows())
+    other = cache.put(_key(precision="bf16"), _rows(1))
+    for p in (path, other):
+        meta = p[:-4] + ".json"
+        record = json.load(open(meta, encoding="utf-8"))
+        record[field] = value
+        json.dump(record, open(meta, "w", encoding="utf-8"))
+    with pytest.warns(InputWarning, match="not reused"):
+        found = cache.get(_key())
+    assert found.array is None and found.reasons
+    assert cache.get(_key(precision="int8")).array is None     # a plain miss scans siblings

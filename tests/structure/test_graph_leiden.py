@@ -524,3 +524,10 @@ def test_igraph_backend_counts_self_loops_as_modularity_does_on_a_quotient_graph
                 for b in ("igraph", "leidenalg")]
         assert fits[0].quality_ == pytest.approx(fits[1].quality_, rel=1e-9)
         assert bench.adjusted_rand_index(fits[0].labels_, np.arange(20) // 5) == 1.0
+
+
+@pytest.mark.parametrize("seed", [-3, 1.5, True])
+def test_leiden_refuses_a_seed_that_is_not_a_non_negative_integer(seed):
+    """random.Random(-3) is random.Random(3): a negative seed would alias another one."""
+    with pytest.raises(InputError, match="seed"):
+        LeidenClustering(seed=seed).fit(_two_cliques())
