@@ -17,10 +17,14 @@ from .jsonsafe import dumps_json
 from .measures import Measure, parse_measure
 
 __all__ = ["TieAwareValue", "MeasureResult", "EvaluationResult", "ConfidenceInterval",
-           "VALUE_KEYS"]
+           "VALUE_KEYS", "ARRANGEMENT_KEYS"]
 
-#: Keys of every tie-aware value, in the order of the JSON contract.
-VALUE_KEYS = ("expected", "min", "max", "oblivious", "range", "bias")
+#: The tie arrangements a walk computes (the order of its output axis): the expected value over
+#: tied orders, the worst and best tied order, and the tie-oblivious order.
+ARRANGEMENT_KEYS = ("expected", "min", "max", "oblivious")
+#: Keys of every tie-aware value, in the order of the JSON contract: the arrangements, then the
+#: two derived from them (``range = max - min``, ``bias = oblivious - expected``).
+VALUE_KEYS = ARRANGEMENT_KEYS + ("range", "bias")
 
 
 @dataclass(frozen=True)
