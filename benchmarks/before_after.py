@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _harness import ROOT, interleaved, median, median_spread, print_command, ratios
+
 _SECONDS = re.compile(r"^(?P<label>\S.*?)\s+(?P<value>\d+(?:\.\d+)?) s$")
 _OURS_MS = re.compile(r"^\|\s*ours, ms\s*\|(?P<cells>.*)\|\s*$")
 _SIZES = re.compile(r"^\|\s*ours .*/ contender\s*\|(?P<cells>.*)\|\s*$")
@@ -74,6 +74,8 @@ def timings(text: str) -> dict:
     for line in text.splitlines():
         line = line.rstrip()
         words = line.split()
+        if line.startswith("#"):             # a comment: the command line, a note
+            continue
         if words[:1] == ["contender"]:        # bench_metrics' plain table: its sizes
             sizes = words[1:]
             continue
@@ -91,6 +93,17 @@ def timings(text: str) -> dict:
         elif (m := _SECONDS.match(line.strip())):
             out[re.sub(r"\s+", " ", m["label"])] = float(m["value"])
     return out
+
+
+def _contender(name: str, tree: str, script: list):
+    """A contender for :func:`interleaved`: ``script`` over ``tree``'s package; its timings."""
+    def run() -> dict:
+        p = subprocess.run([sys.executable, *script], env=_env(tree), cwd=ROOT,
+                           capture_output=True, text=True)
+        if p.returncode:
+            raise SystemExit(f"{name} run failed ({p.returncode}):\n{p.stderr[-3000:]}")
+        return timings(p.stdout)
+    return run
 
 
 def main() -> int:
@@ -112,19 +125,14 @@ def main() -> int:
         for tree in trees.values():
             check_import(tree)
         runs = {k: [] for k in trees}
-        order = list(trees)
-        for r in range(args.repeats):
-            for name in (order if r % 2 == 0 else order[::-1]):
-                p = subprocess.run([sys.executable, *script], env=_env(trees[name]), cwd=ROOT,
-                                   capture_output=True, text=True)
-                if p.returncode:
-                    raise SystemExit(f"{name} run failed ({p.returncode}):\n{p.stderr[-3000:]}")
-                runs[name].append(timings(p.stdout))
+        interleaved({name: _contender(name, trees[name], script) for name in trees}, args.repeats,
+                    on_sample=lambda r, name, wall, cpu, got: runs[name].append(got))
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
     after = args.after or f"{rev}{' + changes' if dirty else ''}"
+    print_command()
     print(f"{' '.join(script)}: before {args.before}, after {after}"
           f"; {args.repeats} interleaved repetitions")
     print("| timing | before (median) | after (median) | after / before: median (range) |")
@@ -133,12 +141,10 @@ def main() -> int:
         b = [t.get(label) for t in runs["before"]]
         a = [t.get(label) for t in runs["after"]]
         if None in b:
-            print(f"| {label} | – | {statistics.median(a):.3g} | – (not in before) |")
+            print(f"| {label} | – | {median(a):.3g} | – (not in before) |")
             continue
-        ratios = [x / y for x, y in zip(a, b) if y > 0]
-        ratio = (f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
-                 if ratios else "–")
-        print(f"| {label} | {statistics.median(b):.3g} | {statistics.median(a):.3g} | {ratio} |")
+        ratio = median_spread(ratios(a, b), ".2f", "–")
+        print(f"| {label} | {median(b):.3g} | {median(a):.3g} | {ratio} |")
     return 0
 
 

@@ -26,31 +26,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
+
+from _harness import interleaved, load_1m, median, print_command
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return median(interleaved({"step": fn}, repeats).wall["step"])
 
 
 def _side_by_side(plain, hps, repeats: int) -> tuple:
-    tp, th = [], []
-    for i in range(repeats):
-        order = [(plain, tp), (hps, th)] if i % 2 == 0 else [(hps, th), (plain, tp)]
-        for fn, bucket in order:
-            t = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - t)
-    return statistics.median(tp), statistics.median(th)
+    wall = interleaved({"plain": plain, "hps": hps}, repeats).wall
+    return median(wall["plain"]), median(wall["hps"])
 
 
 def _report(name: str, e2e_plain: float, e2e_hps: float, step_plain: float, step_hps: float,
@@ -122,8 +111,9 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_hps: skipped: torch is not installed (pip install mteb-stratified[mteb])")
         return 0
+    print_command()
     print(f"bench_hps: torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"load {os.getloadavg()[0]:.1f}, {args.repeats} side-by-side repetitions")
+          f"load {load_1m():.1f}, {args.repeats} side-by-side repetitions")
     out = []
     if "minilm" in args.models:
         out.append(bench_minilm(args.docs, args.repeats))

@@ -41,9 +41,10 @@ import argparse
 import dataclasses
 import os
 import random
-import time
 
 import numpy as np
+
+from _harness import print_command, timed
 
 DIM = 384
 COMMUNITY = 200
@@ -90,13 +91,6 @@ def igraph_of(pairs, weight, n: int):
     g.add_edges(pairs)
     g.es["weight"] = np.asarray(weight, dtype=np.float64).tolist()
     return g
-
-
-def timed(fn):
-    """``(value, wall s, CPU s)`` of ``fn()``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    value = fn()
-    return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def methods(g, pairs, weight, seed: int, before: bool) -> dict:
@@ -220,7 +214,7 @@ def main(argv=None) -> int:
     p.add_argument("--iterations", type=int, default=100_000, metavar="N",
                    help="vertices of the duplicates graph for the iterations table (0: none)")
     args = p.parse_args(argv)
-    print("# PYTHONPATH=. python benchmarks/bench_leiden.py " + " ".join(argv or []))
+    print_command([__file__, *(argv or [])])
     for n in args.sizes:
         for kind in args.kinds:
             table(n, kind, args.cache, args.seeds, args.before)

@@ -41,35 +41,34 @@ arrays (scores float32 + relevance int8), and, so that a fast wrong run cannot l
 nDCG@10 (oblivious) against pytrec_eval's within 1e-9, from arrays and from the file.
 
 Subprocesses import ``mteb_stratified`` from this tree (``PYTHONPATH``), as the script itself
-does; the CLI is the ``mteb-stratified`` console script next to the interpreter.
+does when run as documented, ``PYTHONPATH=.`` from the checkout (else it says which copy it
+imports); the CLI is the ``mteb-stratified`` console script next to the interpreter.
 
-Run: ``python benchmarks/bench_metrics.py [--sizes 1000x100,10000x1000,100000x100] [--repeats 5]
-[--file-sizes 5000x500,10000x1000] [--plain-size 5000x500] [--parts arrays,files,start]
-[--cli-before REV] [--ranx-threads 1] [--quick] | tee benchmarks/results/bench_metrics.txt``;
+Run: ``PYTHONPATH=. python benchmarks/bench_metrics.py [--sizes 1000x100,10000x1000,100000x100]
+[--repeats 5] [--file-sizes 5000x500,10000x1000] [--plain-size 5000x500]
+[--parts arrays,files,start] [--cli-before REV] [--ranx-threads 1] [--quick]
+| tee benchmarks/results/bench_metrics.txt``;
 the file part alone: ``--parts files,start`` (``benchmarks/results/bench_metrics_file.txt``).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-ROOT = str(Path(__file__).resolve().parents[1])
-sys.path.insert(0, ROOT)  # this tree's package, not an installed copy
-
-from mteb_stratified import evaluate_matrices  # noqa: E402
-from mteb_stratified.core.precision import round_to_bfloat16  # noqa: E402
+from _harness import ROOT, median_spread, print_command, tracemalloc_peak
+from _harness import interleaved as harness_interleaved
+from mteb_stratified import evaluate_matrices
+from mteb_stratified.core.precision import round_to_bfloat16
 
 CUTOFFS = (1, 10, 100)
 MEASURES = [f"{m}@{k}" for m in ("nDCG", "RR", "R", "P", "AP") for k in CUTOFFS]
@@ -221,31 +220,14 @@ def ir_measures_providers(measures) -> str:
 
 # --- timing ------------------------------------------------------------------------------------
 def interleaved(contenders: dict, repeats: int, cpu: dict | None = None):
-    """Seconds per contender per repetition, the order rotated each repetition; last results.
-    With ``cpu`` (a dict), also the CPU seconds (user + system) of the subprocesses each
-    contender ran (``RUSAGE_CHILDREN``), per repetition, into ``cpu``."""
-    names = list(contenders)
-    times, results = {k: [] for k in names}, {}
-    used = {k: [] for k in names}
-    for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            gc.collect()
-            before = children_cpu()
-            t = time.perf_counter()
-            results[name] = contenders[name]()
-            times[name].append(time.perf_counter() - t)
-            used[name].append(children_cpu() - before)
+    """Seconds per contender per repetition (:func:`_harness.interleaved`, garbage collected
+    before each call); last results.  With ``cpu`` (a dict), also the CPU seconds (user +
+    system) of the subprocesses each contender ran (``RUSAGE_CHILDREN``), per repetition, into
+    ``cpu``."""
+    got = harness_interleaved(contenders, repeats, collect=True)
     if cpu is not None:
-        cpu.update({k: np.array(v) for k, v in used.items()})
-    return {k: np.array(v) for k, v in times.items()}, results
-
-
-def children_cpu() -> float:
-    """CPU seconds (user + system) of this process's finished subprocesses."""
-    import resource
-
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
+        cpu.update({k: np.array(v) for k, v in got.children_cpu.items()})
+    return {k: np.array(v) for k, v in got.wall.items()}, got.results
 
 
 def run_checked(cmd, env=None) -> subprocess.CompletedProcess:
@@ -262,7 +244,7 @@ def subprocess_timer(cmd, env=None):
 
 
 def cell(ratios) -> str:
-    return f"{np.median(ratios):.2f} ({ratios.min():.2f}-{ratios.max():.2f})"
+    return median_spread(ratios, ".2f", "-")
 
 
 def table(title, rows):
@@ -300,11 +282,8 @@ def bench_arrays(sizes, repeats, ranx_threads):
         times, res = interleaved({k: partial(f, d) for k, f in {"ours": ours, **peers}.items()},
                                  repeats)
         del run, qrels, d["run"], d["qrels"]
-        gc.collect()
-        tracemalloc.start()
-        evaluate_matrices(scores, grades, MEASURES)
-        peak = tracemalloc.get_traced_memory()[1] / (scores.nbytes + grades.nbytes)
-        tracemalloc.stop()
+        _, peak = tracemalloc_peak(evaluate_matrices, scores, grades, MEASURES)
+        peak /= scores.nbytes + grades.nbytes
         ref = np.mean([v["ndcg_cut_10"] for v in res["pytrec_eval"].values()])
         diff = abs(res["ours"]["nDCG@10"].oblivious - ref)
         out.append({"size": f"{q}x{n}", "n": n, "times": times, "dicts": t_dicts, "jit": t_jit,
@@ -499,10 +478,15 @@ def main() -> None:
     sizes = [parse_size(s) for s in args.sizes.split(",")]
     r = args.repeats
     before = tree_of(args.cli_before)
+    print_command()
     print(f"{len(MEASURES)} measures ({', '.join(MEASURES)}); bf16-grid scores; R = {r} "
           f"interleaved repetitions; cells: median (min-max) over R of the per-repetition ratio")
-    print("mteb_stratified from this tree" + (f"; --cli-before: {args.cli_before}" + (
-        "" if os.path.isdir(args.cli_before) else " (exported and built in a temporary folder)")
+    import mteb_stratified
+
+    here = os.path.realpath(mteb_stratified.__file__).startswith(os.path.realpath(ROOT) + os.sep)
+    print(f"mteb_stratified from {'this tree' if here else mteb_stratified.__file__}" + (
+        f"; --cli-before: {args.cli_before}" + (
+            "" if os.path.isdir(args.cli_before) else " (exported and built in a temporary folder)")
         if before else ""))
     checks = []
     if "arrays" in parts:

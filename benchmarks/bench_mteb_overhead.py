@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
+
+from _harness import interleaved, median, print_command
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -67,39 +68,47 @@ def main(argv=None) -> int:
 
     model = mteb.get_model(MINILM_FP32)
     enc = {"batch_size": args.batch_size, "show_progress_bar": False}
-    times: dict = {"stock": [], "stratified": []}
-    cpu: dict = {"stock": [], "stratified": []}
-    last_run = None
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            order = ("stock", "stratified") if r % 2 == 0 else ("stratified", "stock")
-            for which in order:
-                task = StockNFCorpus() if which == "stock" else StratifiedNFCorpus()
-                task.load_data()  # data loading is not what we time
-                t0, c0 = time.perf_counter(), time.process_time()
-                res = mteb.evaluate(model, [task], cache=None, overwrite_strategy="always",
-                                    encode_kwargs=enc, prediction_folder=os.path.join(tmp, which),
-                                    show_progress_bar=False)
-                dt, dc = time.perf_counter() - t0, time.process_time() - c0
-                times[which].append(dt)
-                cpu[which].append(dc)
-                s = res[0].scores["test"][0]
-                extra = (f"  ndcg_at_10_expected={s['ndcg_at_10_expected']:.4f}"
-                         if which == "stratified" else "")
-                print(f"round {r + 1} {which:10s} wall {dt:8.2f} s  cpu {dc:8.2f} s   "
-                      f"ndcg_at_10={s['ndcg_at_10']:.4f}{extra}", flush=True)
-                if which == "stratified":
-                    import json
+    last: dict = {}
 
-                    # a quick-run subset saves under its own name (<Task>__subset-q5-d600)
-                    pred = f"{task.metadata.name}_predictions.json"
-                    with open(os.path.join(tmp, which, pred)) as fh:
-                        last_run = json.load(fh)["default"]["test"]
-                    qrels = StratifiedNFCorpus()
-                    qrels.load_data()
-                    last_qrels = qrels.dataset["default"]["test"]["relevant_docs"]
-    stock, strat = statistics.median(times["stock"]), statistics.median(times["stratified"])
-    cstock, cstrat = statistics.median(cpu["stock"]), statistics.median(cpu["stratified"])
+    def prepare(which):
+        def load():
+            task = StockNFCorpus() if which == "stock" else StratifiedNFCorpus()
+            task.load_data()  # data loading is not what we time
+            return task
+        return load
+
+    def contender(which):
+        return lambda task: (task, mteb.evaluate(
+            model, [task], cache=None, overwrite_strategy="always", encode_kwargs=enc,
+            prediction_folder=os.path.join(tmp, which), show_progress_bar=False))
+
+    def on_sample(r, which, dt, dc, got):
+        task, res = got
+        s = res[0].scores["test"][0]
+        extra = (f"  ndcg_at_10_expected={s['ndcg_at_10_expected']:.4f}"
+                 if which == "stratified" else "")
+        print(f"round {r + 1} {which:10s} wall {dt:8.2f} s  cpu {dc:8.2f} s   "
+              f"ndcg_at_10={s['ndcg_at_10']:.4f}{extra}", flush=True)
+        if which == "stratified":
+            import json
+
+            # a quick-run subset saves under its own name (<Task>__subset-q5-d600)
+            pred = f"{task.metadata.name}_predictions.json"
+            with open(os.path.join(tmp, which, pred)) as fh:
+                last["run"] = json.load(fh)["default"]["test"]
+            qrels = StratifiedNFCorpus()
+            qrels.load_data()
+            last["qrels"] = qrels.dataset["default"]["test"]["relevant_docs"]
+
+    print_command()
+    names = ("stock", "stratified")
+    with tempfile.TemporaryDirectory() as tmp:
+        got = interleaved({k: contender(k) for k in names}, args.rounds,
+                          prepare={k: prepare(k) for k in names}, on_sample=on_sample)
+    times, cpu = got.wall, got.cpu
+    last_run, last_qrels = last["run"], last["qrels"]
+    stock, strat = median(times["stock"]), median(times["stratified"])
+    cstock, cstrat = median(cpu["stock"]), median(cpu["stratified"])
     t0 = time.perf_counter()
     tie_aware_evaluation(last_qrels, last_run, (1, 3, 5, 10, 20, 100, 1000), exact_depth=True)
     scoring = time.perf_counter() - t0

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from _harness import interleaved, median, print_command
 from mteb_stratified.core.coverage import strata_coverage
 from mteb_stratified.core.estimators import (StratifiedDesign, stratified_bootstrap,
                                               stratified_estimates)
@@ -79,6 +80,7 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=2_000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    print_command()
 
     t = time.perf_counter()
     weights, doc_entities, qrels, query_entities = make_corpus(args.docs, args.clusters,
@@ -126,16 +128,15 @@ def _nfcorpus_block(args, repeats: int = 3) -> float:
     artifact, strata = bundled_strata("nfcorpus", "test")
     rng = np.random.default_rng(args.seed)
     values = {q: float(v) for q, v in zip(strata.queries, rng.beta(2, 3, strata.n_queries))}
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
+
+    def block():
         summary = stratified_summary(values, strata, artifact, n_resamples=args.resamples,
                                      seed=args.seed)
         # the JSON block stratify writes (a version of the package before the typed result
         # returned that dict itself)
-        getattr(summary, "to_dict", lambda: summary)()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+        return getattr(summary, "to_dict", lambda: summary)()
+
+    return median(interleaved({"block": block}, repeats).wall["block"])
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -50,6 +49,14 @@ import numpy as np
 
 DIM = 384
 COMMUNITY = 50
+
+
+def _harness():
+    """The shared harness (imported when used: tests load this file by its path, without
+    ``benchmarks/`` on ``sys.path``, for :func:`make_entities`)."""
+    import _harness
+
+    return _harness
 
 
 def make_entities(n: int, sigma: float = 0.7, seed: int = 0, topics: int | None = None,
@@ -165,7 +172,7 @@ def run_one(n: int, k: int, threshold: float, seed: int, sigma: float = 0.7,
             "clusters": model.n_clusters_, "planted": int(np.unique(truth).size),
             "leiden_runs": model.n_batches_,
             "modularity": model.modularity_, "ari": adjusted_rand_index(truth, model.labels_),
-            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+            "peak_rss_gib": _harness().ru_maxrss_bytes() / 2**30}
 
 
 def bench(sizes, k, threshold, seed, timeout, sigma=0.7, method="auto", split=True,
@@ -285,7 +292,6 @@ def main() -> None:
                    help="keep each revision's artifact in DIR/NAME (for strata_power.py)")
     args = p.parse_args()
     if args.corpus is not None:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from structure_corpus import main as corpus_main
         args.rev = args.rev or ["after=WORKTREE"]
         args.args = dict(a.split("=", 1) for a in args.args or [])
@@ -298,7 +304,8 @@ def main() -> None:
     if args.compare_extractors is not None:
         compare_extractors(args.compare_extractors, args.seed)
         return
-    print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f}")
+    _harness().print_command()
+    print(f"cpus={os.cpu_count()} load={_harness().load_1m():.1f}")
     print(f"data: {'flat' if args.topics is None else f'{args.topics} communities a topic'}"
           f", method {args.method}")
     bench(args.sizes, args.k, args.threshold, args.seed, args.timeout, args.sigma, args.method,

@@ -54,7 +54,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -62,22 +61,18 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from _harness import machine_load, print_command, ru_maxrss_bytes, vm_rss_bytes
+
 NFCORPUS = "/work/shared/data/nfcorpus"
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def _rss_now_mib() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    return vm_rss_bytes() / 2**20
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return ru_maxrss_bytes() / 2**20
 
 
 # -- preparation: sentences, their rows and embeddings, once ----------------------------------
@@ -86,7 +81,6 @@ def prepare(cache: str, corpus_dir: str) -> None:
     """The sentence pool (``sentences.json``: abstracts as lists of sentence ids and the
     sentence texts), each sentence's extraction row (``rows.jsonl``), the sentences' and the
     distinct names' embeddings (``sentence_emb.npy``, ``name_emb.npy``, ``names.json``)."""
-    sys.path.insert(0, ROOT)
     from mteb_stratified.io import load_corpus
     from mteb_stratified.structure.embed import embed_texts
     from mteb_stratified.structure.extraction import extract_rows
@@ -307,26 +301,10 @@ class RssByStep:
         return [[w, round(t, 1), round(self.cpu.get(w, 0.0), 1)] for w, t in rows if t >= least]
 
 
-def machine_load() -> dict:
-    """The 1-minute load average and the CPU pressure (``some avg60``: the share of the last
-    minute in which some runnable task waited for a CPU; Linux PSI), when readable."""
-    out: dict = {}
-    try:
-        with open("/proc/loadavg") as fh:
-            out["loadavg_1m"] = float(fh.read().split()[0])
-        with open("/proc/pressure/cpu") as fh:
-            some = fh.readline().split()
-        out["cpu_pressure_some_avg60"] = float(some[2].split("=")[1])
-    except (OSError, IndexError, ValueError):
-        pass
-    return out
-
-
 def run_one(n: int, cache: str, out: str, clusters: str, consensus_runs: int | None,
             entity_embedding: str = "static") -> dict:
     """One build of the synthetic corpus of ``n`` documents in this process (a subprocess of
     :func:`main`); returns its figures."""
-    sys.path.insert(0, ROOT)
     from mteb_stratified.structure.extractors import SpacyNounChunkExtractor
     from mteb_stratified.structure.pipeline import BuildReport, StructureConfig, build_structure
 
@@ -407,17 +385,16 @@ def main() -> None:
               flush=True)
         return
     if args.consensus_runs is None:
-        sys.path.insert(0, ROOT)
         from mteb_stratified.structure.pipeline import StructureConfig
         args.consensus_runs = StructureConfig().consensus_runs
     if not os.path.exists(os.path.join(args.cache, "DONE")):
         prepare(args.cache, args.corpus)
     if args.entity_embedding == "static":  # the distilled table, cached before any measure
-        sys.path.insert(0, ROOT)
         from mteb_stratified.structure.static_embed import distill
         distill()
     if args.prepare_only:
         return
+    print_command()
     print("driver peak memory of build_structure on a SYNTHETIC corpus (NFCorpus sentences; "
           "rows composed from per-sentence extractions, embeddings looked up: see the "
           f"docstring); --clusters {args.clusters}, --consensus-runs {args.consensus_runs}, "

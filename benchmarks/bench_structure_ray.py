@@ -29,8 +29,7 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from _harness import print_command
 
 
 def repeated_corpus(n_docs: int) -> dict:
@@ -86,6 +85,7 @@ def main(argv=None) -> int:
     texts = repeated_corpus(args.docs)
     extractor = make_extractor("offline")
     extractor.params()  # spaCy loaded before the clock starts, as a Ray actor's constructor
+    print_command()
     print(f"corpus: {len(texts)} documents (NFCorpus repeated), chunks of {cfg.chunk_size}; "
           f"{os.cpu_count()} cores here", flush=True)
 

@@ -20,7 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _harness import ROOT as REPO_ROOT
+
+ROOT = Path(REPO_ROOT)
 
 
 def build_site(dest: Path, strict: bool) -> None:

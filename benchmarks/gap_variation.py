@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from _harness import print_command
+
 
 def _floats(text: str) -> list[float]:
     try:
@@ -129,6 +131,7 @@ def main(argv=None) -> int:
         return 2
     (a, _), (b, _) = runs
     d = vals[a] - vals[b]
+    print_command()
     print(f"# gap variation: {args.data} {args.split}, {d.size} queries, {a} − {b} in "
           f"{args.measure} (mean {d.mean():+.4f})")
     out = {"data": args.data, "split": args.split, "structure": args.structure,

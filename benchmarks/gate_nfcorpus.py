@@ -26,8 +26,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))  # the tests' SmolLM2 server
+from _harness import ROOT, tests_helper
 
 
 def _run(out: str, extra: list, seed_cache: str | None) -> float:
@@ -88,7 +87,7 @@ def main(argv=None) -> int:
         rows.append(_row(name, out, wall))
     with contextlib.ExitStack() as stack:
         if args.base_url is None:
-            from structure import _smollm
+            _smollm = tests_helper("structure/_smollm.py")  # the tests' SmolLM2 server
             logs = stack.enter_context(tempfile.TemporaryDirectory())
             url, model = stack.enter_context(_smollm.running_server(logs))
             url += "/v1"

@@ -42,11 +42,10 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))  # the tests' server and counting proxy
+from _harness import ROOT, tests_helper
 
-from structure import _smollm  # noqa: E402
-from structure._proxy import FaultProxy  # noqa: E402
+_smollm = tests_helper("structure/_smollm.py")  # the tests' server and counting proxy
+FaultProxy = tests_helper("structure/_proxy.py").FaultProxy
 
 OUTPUTS = ("queries.jsonl", "candidates.jsonl", "qrels/test.tsv", "qrels/generated.tsv",
            "coverage.json", "coverage.md")

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _harness import ROOT, print_command
 
 
 def picked(queries_path: str, k: int, seed: int) -> dict:
@@ -55,6 +55,7 @@ def main() -> int:
     cmd = [sys.executable, "-m", "mteb_stratified", "generate", "--dataset", args.dataset,
            "--structure", args.structure, "--out", args.out, "--seed", str(args.seed),
            "--writer", "template", "--no-progress"]
+    print_command()
     print("$", " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT)
@@ -65,7 +66,7 @@ def main() -> int:
     b, a, t = report["before"]["cluster"], report["after"]["cluster"], report["targets"]
     n = report["counts"]
     print(f"\nwall {wall / 60:.1f} min ({wall:.0f} s, start-up and name embeddings included)")
-    print(f"MSC {b['msc']:.3f} → {a['msc']:.3f} ({a['covered']} of {a['units']} clusters; "
+    print(f"MSC {b['msc']:.3f} → {a['msc']:.3f} ({a['covered']} of {a['weighted_units']} clusters; "
           f"ceiling {t['ceiling_msc']:.3f}, so {a['msc'] / t['ceiling_msc']:.3f} of it; target "
           f"{t['msc']:.3f})")
     print(f"SCC {b['scc']:.3f} → {a['scc']:.3f} (target {t['scc']:.3f}; every document a "

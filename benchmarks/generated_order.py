@@ -24,6 +24,8 @@ import time
 import numpy as np
 from scipy import stats
 
+from _harness import print_command
+
 
 def _paired(d: np.ndarray) -> tuple:
     n = d.size
@@ -69,6 +71,7 @@ def main(argv=None) -> int:
             res = evaluate(ds.qrels, run, ["nDCG@10"], missing="zero")
             scores[(system, name)] = res["nDCG@10"].per_query()
     names = list(sets)
+    print_command()
     print("system   " + "".join(f"{n + f' ({len(sets[n].qrels)})':>22}" for n in names))
     for system in ("BM25", "MiniLM"):
         print(f"{system:<9}" + "".join(f"{np.mean(list(scores[(system, n)].values())):>22.3f}"

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
+
+from _harness import median, print_command, spread
 
 N = 1 << 20
 
@@ -61,6 +62,8 @@ def _ops(torch, device):
 
 
 def _time(torch, fn, warmup: int, repeats: int) -> dict:
+    """Median and least milliseconds of ``fn`` on the GPU (CUDA events: the kernels' own time,
+    which :func:`_harness.interleaved`'s host clock does not see)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -74,7 +77,7 @@ def _time(torch, fn, warmup: int, repeats: int) -> dict:
         end.synchronize()
         times.append(start.elapsed_time(end))
     assert out.numel() == N, out.shape  # noqa: S101 - benchmark self-check, not input validation
-    return {"median_ms": statistics.median(times), "min_ms": min(times)}
+    return {"median_ms": median(times), "min_ms": spread(times)[0]}
 
 
 def main(argv=None) -> int:
@@ -94,6 +97,7 @@ def main(argv=None) -> int:
         return 0
     device = torch.device("cuda")
     name = torch.cuda.get_device_name(device)
+    print_command()
     print(f"gpu_hps: {name}, torch {torch.__version__}, N = {N:,} scores per op, "
           f"warmup {args.warmup}, repeats {args.repeats}")
     results = []

@@ -41,7 +41,6 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 DEFAULT_JSON = os.path.join(HERE, "results", "gpu_precision_h200.json")
 
 QUERIES = 323  # NFCorpus test queries
@@ -83,10 +82,8 @@ def paper_table(rows: list[dict]) -> str:
 
 
 def _import_sweep():
-    """The checkout's ``precision_sweep`` (this script measures the code next to it), or the
-    installed package's when the script runs outside a checkout."""
-    if os.path.isdir(os.path.join(ROOT, "mteb_stratified")) and ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
+    """``precision_sweep`` of the ``mteb_stratified`` the environment imports (a checkout's with
+    ``PYTHONPATH=.``, else the installed package's)."""
     from mteb_stratified.cli import precision_sweep
 
     return precision_sweep
@@ -130,6 +127,9 @@ def main(argv=None) -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"
     precision_sweep = _import_sweep()
     name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else args.device
+    from _harness import print_command  # here: tests load this file by its path for its tables
+
+    print_command()
     print(f"gpu_precision: {name}, torch {torch.__version__} (CUDA {torch.version.cuda})")
 
     t_start = time.perf_counter()

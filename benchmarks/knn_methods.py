@@ -21,13 +21,12 @@ import argparse
 import gzip
 import json
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_structure import make_entities  # noqa: E402
+from _harness import print_command
+from bench_structure import make_entities
 
 
 def _keys(e) -> set:
@@ -71,6 +70,7 @@ def main() -> int:
     p.add_argument("--skip-real", action="store_true")
     p.add_argument("--skip-synthetic", action="store_true")
     args = p.parse_args()
+    print_command()
     import faiss  # noqa: F401  imported before any clock starts
     if not args.skip_real:
         compare("real (NFCorpus entity names, MiniLM)", real_names(), 0.6,

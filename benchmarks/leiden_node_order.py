@@ -12,14 +12,12 @@ components of at most 10k vertices (each batch small enough to stay in cache).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_structure import make_entities  # noqa: E402
+from _harness import print_command
+from bench_structure import make_entities
 
 
 def main(argv=None) -> int:
@@ -28,6 +26,7 @@ def main(argv=None) -> int:
     p.add_argument("n", type=int, nargs="?", default=100_000,
                    help="entities of the planted graph (default 100000)")
     n = p.parse_args(argv).n
+    print_command()
 
     from mteb_stratified.structure.graph import knn_edges, to_igraph
     from mteb_stratified.structure.leiden import LeidenClustering

@@ -22,6 +22,8 @@ import os
 import sys
 from pathlib import Path
 
+from _harness import print_command
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -95,6 +97,7 @@ def main(argv=None) -> int:
     ap.add_argument("--analyse", default=None, metavar="FOLDER", help="only analyse a finished run")
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args(argv)
+    print_command()
     folder = Path(args.analyse or args.output)
     if not args.analyse:
         import time

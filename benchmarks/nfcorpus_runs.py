@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from _harness import print_command
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
@@ -26,6 +28,7 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", default="dev,test", help="judged splits (default: dev,test)")
     ap.add_argument("--out", required=True, help="output folder")
     args = ap.parse_args(argv)
+    print_command()
 
     from mteb_stratified.adapters.bm25 import bm25_run
     from mteb_stratified.io import load_beir, write_run

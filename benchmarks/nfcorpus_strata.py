@@ -18,6 +18,8 @@ import json
 import os
 import time
 
+from _harness import print_command
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
@@ -28,6 +30,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-min", type=int, default=5)
     args = ap.parse_args()
+    print_command()
 
     from mteb_stratified.adapters.bm25 import bm25_run
     from mteb_stratified.io import bundled_path, load_beir, write_run

@@ -52,8 +52,6 @@ import argparse
 import json
 import os
 import platform
-import resource
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -61,25 +59,14 @@ import time
 
 import numpy as np
 
+from _harness import command_line, interleaved, load_1m, vm_hwm_bytes, vm_rss_bytes
+
 JOBS = ("baseline", "fp32-flat", "binary-flat", "binary-rescore", "evaluate-run")
 MEASURES = ["nDCG@10", "RR@10", "R@100"]
 MIB = 2.0**20
 #: The runs each job saves (``<name>_ids.npy``, ``<name>_scores.npy``) and their job.
 RUNS = {"fp32": "fp32-flat", "binary": "binary-flat", "first": "binary-rescore",
         "rescore": "binary-rescore"}
-
-
-def _status_bytes(key: str) -> int:
-    """A ``/proc/self/status`` figure (``VmHWM``, ``VmRSS``) in bytes; ``ru_maxrss`` where
-    there is no ``/proc``."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _write_docs(path: str, centres: np.ndarray, labels: np.ndarray, noise: float,
@@ -142,23 +129,14 @@ def _doc_chunks(path: str, chunk: int):
                           offset=offset + start * dim * 4).reshape(count, dim)
 
 
-def _timed(fn, *a):
-    """``(fn(*a), wall seconds, CPU seconds / wall seconds)`` (≈ the threads kept busy)."""
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    t0 = time.perf_counter()
-    out = fn(*a)
-    wall = time.perf_counter() - t0
-    use2 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = use2.ru_utime + use2.ru_stime - use.ru_utime - use.ru_stime
-    return out, wall, cpu / wall if wall > 0 else float("nan")
-
-
 def _best(repeats: int, fn, *a):
-    """:func:`_timed` ``repeats`` times: the last output, the fastest wall time and its CPU
-    ratio (the least disturbed by other processes on the machine)."""
-    runs = [_timed(fn, *a) for _ in range(max(1, repeats))]
-    fastest = min(runs, key=lambda r: r[1])
-    return runs[-1][0], fastest[1], fastest[2]
+    """``fn(*a)`` timed ``repeats`` times (:func:`_harness.interleaved`): the last output, the
+    fastest wall time and its CPU seconds / wall seconds (≈ the threads kept busy; the fastest
+    run is the least disturbed by other processes on the machine)."""
+    got = interleaved({"job": lambda: fn(*a)}, max(1, repeats))
+    wall, cpu = got.wall["job"], got.cpu["job"]
+    i = min(range(len(wall)), key=wall.__getitem__)
+    return got.results["job"], wall[i], cpu[i] / wall[i] if wall[i] > 0 else float("nan")
 
 
 def _save_run(folder: str, name: str, ids: np.ndarray, scores: np.ndarray) -> None:
@@ -175,7 +153,7 @@ def _job_fp32(folder: str, k: int, chunk: int, repeats: int) -> dict:
     for block in _doc_chunks(os.path.join(folder, "docs.npy"), chunk):
         index.add(block)
     build = time.perf_counter() - t0
-    rss = _status_bytes("VmRSS")
+    rss = vm_rss_bytes()
     (scores, ids), search, cpu = _best(repeats, index.search, queries, k)
     _save_run(folder, "fp32", ids, scores)
     return {"index_bytes": index.ntotal * index.d * 4, "build_s": build, "rss_built": rss,
@@ -203,7 +181,7 @@ def _binary_index(folder: str, chunk: int):
 
 def _job_binary(folder: str, k: int, chunk: int, repeats: int) -> dict:
     index, queries, qcodes, build, quantize = _binary_index(folder, chunk)
-    rss = _status_bytes("VmRSS")
+    rss = vm_rss_bytes()
     (dist, ids), search, cpu = _best(repeats, index.search, qcodes, k)
     _save_run(folder, "binary", ids, (index.d - dist).astype(np.int32))
     return {"index_bytes": index.ntotal * index.code_size, "build_s": build,
@@ -232,7 +210,7 @@ def _job_rescore(folder: str, k: int, m: int, chunk: int, repeats: int) -> dict:
     import faiss
 
     index, queries, qcodes, build, quantize = _binary_index(folder, chunk)
-    rss = _status_bytes("VmRSS")
+    rss = vm_rss_bytes()
     (dist, ids), search, cpu = _best(repeats, index.search, qcodes, k * m)
     # a view of the index's own packed codes (no copy): rescoring needs nothing else
     codes = faiss.rev_swig_ptr(index.xb.data(), index.ntotal * index.code_size)
@@ -286,8 +264,8 @@ def job(name: str, folder: str, k: int, m: int, chunk: int, repeats: int = 1) ->
         out = _job_rescore(folder, k, m, chunk, repeats)
     elif name == "evaluate-run":
         out = _job_evaluate(folder, repeats)
-    out["peak"] = _status_bytes("VmHWM")
-    out["rss"] = _status_bytes("VmRSS")
+    out["peak"] = vm_hwm_bytes()
+    out["rss"] = vm_rss_bytes()
     return out
 
 
@@ -344,7 +322,7 @@ def _machine() -> str:
                           if ln.startswith("model name")), model)
     except OSError:
         pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_1m()
     return (f"{model}; os.cpu_count() {os.cpu_count()}; faiss {faiss.__version__}, "
             f"omp_get_max_threads() {faiss.omp_get_max_threads()}; numpy {np.__version__}; "
             f"python {platform.python_version()}; load average at start {load:.2f}")
@@ -499,7 +477,7 @@ def main() -> None:
         print(json.dumps(job(args.job, args.data, args.k, args.rescore_multiplier, args.chunk,
                              args.repeats)))
         return
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    command = command_line()
     machine = _machine()
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="quantized_search_") as folder:
@@ -527,7 +505,7 @@ def main() -> None:
              f"1; k {args.k}, rescore multiplier {m}; generated in {gen:.1f} s (not counted)", ""]
     lines += _job_table(res, args.job_list, args.k, m) + _ratio_table(res)
     lines += _run_table(stats, args.k, m)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_1m()
     lines.append(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s; load average at the "
                  f"end {load:.2f}")
     text = "\n".join(lines) + "\n"

@@ -25,7 +25,6 @@ import argparse
 import array
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from _harness import print_command, ru_maxrss_bytes
 
 JOBS = ("baseline", "floor", "stream-read", "stream-evaluate", "stream-unsorted", "dicts",
         "pytrec_eval")
@@ -100,7 +101,7 @@ def job(name: str, run: str, qrels: str) -> dict:
                 r_dict.setdefault(qid, {})[doc] = float(score)
         pytrec_eval.RelevanceEvaluator(q_dict, {"ndcg_cut"}).evaluate(r_dict)
     out["wall_s"] = time.perf_counter() - start
-    out["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["peak_bytes"] = ru_maxrss_bytes()
     return out
 
 
@@ -117,6 +118,7 @@ def main() -> None:
     if args.job:
         print(json.dumps(job(args.job, args.run, args.qrels)))
         return
+    print_command()
     with tempfile.TemporaryDirectory() as folder:
         t0 = time.perf_counter()
         run, qrels = generate(folder, args.lines, args.docs)

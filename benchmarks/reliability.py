@@ -35,8 +35,7 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from _harness import ROOT, print_command, reset_peak, vm_hwm_bytes, vm_rss_bytes
 
 #: Test modules whose tests each inject one fault (a server error, a damaged file, a kill).
 FAULT_SUITES = ("tests/llm/test_faults.py", "tests/llm/test_endpoint.py",
@@ -59,29 +58,6 @@ def _catalogue():
     return module
 
 
-def _status_mib(field: str) -> float:
-    """``VmRSS`` / ``VmHWM`` (the peak since the last reset) of this process, in MiB; where
-    /proc is missing, the peak RSS getrusage reports (never reset)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _reset_peak() -> None:
-    """Set this process's peak RSS (VmHWM) back to its RSS (Linux: clear_refs 5)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
-
-
 def run_catalogue(verbose: bool) -> collections.Counter:
     """Every case in this process; each one's wall time and its peak memory above the memory
     held when it started (the peak is reset before each case)."""
@@ -91,11 +67,11 @@ def run_catalogue(verbose: bool) -> collections.Counter:
     worst: dict = {}  # "refusal" / "any" -> ((seconds, id), (MiB, id))
     t0 = time.perf_counter()
     for case in cat.CASES:
-        _reset_peak()
-        before, t1 = _status_mib("VmRSS"), time.perf_counter()
+        reset_peak()
+        before, t1 = vm_rss_bytes() / 2**20, time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
             outcome, detail = cat.run_case(case, folder)
-        seconds, rise = time.perf_counter() - t1, _status_mib("VmHWM") - before
+        seconds, rise = time.perf_counter() - t1, vm_hwm_bytes() / 2**20 - before
         for kind in ("refusal", "any") if outcome == "clear" else ("any",):
             (slow, big) = worst.get(kind, ((0.0, ""), (0.0, "")))
             worst[kind] = (max(slow, (seconds, case.id)), max(big, (rise, case.id)))
@@ -149,7 +125,7 @@ def main() -> int:
     ap.add_argument("--verbose", action="store_true", help="print every case")
     ap.add_argument("--no-faults", action="store_true", help="skip the fault-injection suites")
     args = ap.parse_args()
-    sys.path.insert(0, ROOT)  # this tree's package, not an installed copy
+    print_command()
     # as CI runs it (.ci/run): a model missing from the local cache is not looked for online
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         os.environ.setdefault(name, "1")

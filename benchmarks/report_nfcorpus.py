@@ -22,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _harness import ROOT
+
 MODEL = "mteb-stratified/all-MiniLM-L6-v2"
 
 

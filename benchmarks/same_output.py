@@ -30,8 +30,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from before_after import ROOT, check_import, export_revision  # noqa: E402
+from _harness import ROOT
+from before_after import check_import, export_revision
 
 
 def run_commands(tree: str, runs: str, trec: str, out: str) -> None:

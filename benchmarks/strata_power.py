@@ -52,6 +52,8 @@ import time
 
 import numpy as np
 
+from _harness import print_command
+
 
 def _fmt(x, nd=3) -> str:
     return "n/a" if x is None else f"{x:.{nd}f}"
@@ -203,6 +205,7 @@ def main(argv=None) -> int:
            "planting": args.planting, "cut": args.cut, "at_ends": at_ends, **studies[0],
            "pairs": studies if len(studies) > 1 else None,
            "seconds": round(time.perf_counter() - t0, 1)}
+    print_command()
     print(f"# strata power: {args.data} {args.split}, {strata.n_queries} queries, "
           f"{len(runs)} runs ({len(pairs)} pairs), {args.draws} draws ({args.grid_draws} off "
           f"the three effects; split-half {args.split_half_draws}), {args.resamples} "

@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from _harness import print_command
+
 
 def _fmt(x, nd=3):
     return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{nd}f}"
@@ -126,6 +128,7 @@ def main(argv=None) -> int:
            "chance": chance, "alignment_vs_lexical": alignment, "lexical": lexical,
            "seconds": round(time.perf_counter() - t0, 1)}
 
+    print_command()
     print(f"# strata validity: {args.data} {args.split}, {strata.n_queries} queries, "
           f"{kind} map, {art.n_clusters} clusters, tree of {out['tree_levels']} levels")
     print(f"NPMI (weighted) {_fmt(quality['npmi_weighted'])}  grab-bag mass share "

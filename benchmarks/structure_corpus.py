@@ -51,6 +51,8 @@ import sys
 import tempfile
 import time
 
+from _harness import load_1m, portable_path, print_command
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SENT = re.compile(r"(?<=[.!?])\s+")
 
@@ -213,9 +215,10 @@ def main(args) -> int:
     try:
         corpus = make_slice(os.path.abspath(args.corpus), args.docs, os.path.join(tmp, "corpus"))
         n_docs = len(read_corpus(corpus))
-        print(f"# bench_structure --corpus {args.corpus}"
+        print_command()
+        print(f"# bench_structure --corpus {portable_path(args.corpus)}"
               + (f" --docs {args.docs}" if args.docs else "") + f"  ({time.strftime('%Y-%m-%d')}"
-              f", cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f} at start)")
+              f", cpus {os.cpu_count()}, load {load_1m():.1f} at start)")
         if args.docs:
             print(f"corpus: {n_docs} documents ({args.docs} asked; beyond the folder's own, its "
                   "abstracts with their sentences reversed)")
@@ -227,7 +230,7 @@ def main(args) -> int:
             out = os.path.join(tmp, f"out-{name}")
             extra = (args.args or {}).get(name, "").split()
             res = structure_run(tree, corpus, out, cache, extra)
-            res["load"] = os.getloadavg()[0]
+            res["load"] = load_1m()
             if res["quality"].get("seed_ari_method", "second-build") != "second-build":
                 other = os.path.join(tmp, f"out-{name}-second")
                 os.makedirs(other)

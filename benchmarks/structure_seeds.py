@@ -38,10 +38,8 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-from structure_corpus import make_slice, partition_ari  # noqa: E402
+from _harness import ROOT, portable_path, print_command
+from structure_corpus import make_slice, partition_ari
 
 KEYS = ("npmi_weighted", "npmi_median", "grab_bag_mass_share", "seed_ari")
 
@@ -82,7 +80,9 @@ def main() -> int:
     os.makedirs(args.work, exist_ok=True)
     corpus = make_slice(os.path.abspath(args.corpus), args.docs, os.path.join(args.work, "corpus"))
     seeds = range(args.seeds)
-    print(f"# structure_seeds --corpus {args.corpus}" + (f" --docs {args.docs}" if args.docs else "")
+    print_command()
+    print(f"# structure_seeds --corpus {portable_path(args.corpus)}"
+          + (f" --docs {args.docs}" if args.docs else "")
           + f" --seeds {args.seeds}  ({time.strftime('%Y-%m-%d')}, cpus {os.cpu_count()})")
     print("mean [min, max] over the seeds; seed_ari: the artifact's own (split-half); ARI: of "
           "the documents' partitions")

@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from _harness import print_command
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -40,6 +42,7 @@ def main(argv=None) -> int:
         print(out.getvalue(), file=sys.stderr)
         return rc
     summary = json.loads(out.getvalue())
+    print_command()
     print(f"structure wall  {wall:.2f} s")
     for step, seconds in summary["timings_s"].items():
         print(f"step {step}  {seconds:.2f} s")

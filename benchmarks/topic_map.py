@@ -39,6 +39,8 @@ import time
 
 import numpy as np
 
+from _harness import print_command
+
 
 def _artifact(spec: str, data: str):
     from mteb_stratified.io import dataset_folder, load_corpus
@@ -197,6 +199,7 @@ def main(argv=None) -> int:
            "coverage": [coverage_section(art, folder, s) for s in ("test", "dev")],
            "coherence": coherence_section(art)}
     lv = out["leaves"]
+    print_command()
     print(f"leaves: {lv['leaves']} in {lv['topics']} topics; documents per leaf "
           + ", ".join(f"{k} {v:g}" for k, v in lv["sizes"].items())
           + f"; {lv['share_of_leaves_10_100']:.1%} of leaves "

@@ -32,14 +32,15 @@ import re
 
 from .core.errors import InputError
 from .core.measures import FAMILIES, Measure, parse_measure
+from .core.results import SUFFIX_ORDER
 
 __all__ = ["parse_measure", "STATS", "AUDIT_KEYS", "audit_key", "MTEB_FAMILIES", "BEIR_FAMILIES",
            "mteb_key", "tie_key", "split_tie_key", "measure_of_key", "beir_key",
            "measure_of_beir_key", "mteb_measures", "canonical_name", "trec_eval_key",
            "trec_eval_family", "sweep_key"]
 
-#: The tie-aware statistics, as key suffixes (``ndcg_at_10_expected``).
-STATS = ("expected", "min", "max", "range", "bias", "oblivious")
+#: The tie-aware statistics, as key suffixes (``ndcg_at_10_expected``), in the score files' order.
+STATS = SUFFIX_ORDER
 #: ir_measures name -> MTEB family; the order is MTEB's (ndcg, mrr, recall, precision, map).
 MTEB_FAMILIES = {f.name: f.mteb for f in FAMILIES.values()}
 #: The families an MTEB retrieval task reports (its ``k_values`` each).

@@ -71,20 +71,25 @@ def _layer(mod: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def test_imports_point_down_the_layers():
-    modules = _modules()
-    assert {_layer(m) for m in modules} <= set(LAYERS), {_layer(m) for m in modules} - set(LAYERS)
+def _upward(modules) -> list:
+    """Every import that points up (or sideways between two layers of the same rank)."""
     upward = []
     for a, targets in _edges(modules).items():
         for b in targets:
             la, lb = _layer(a), _layer(b)
             if la != lb and LAYERS[la] <= LAYERS[lb]:
                 upward.append(f"{a} -> {b} ({la} {LAYERS[la]} -> {lb} {LAYERS[lb]})")
-    assert upward == []
+    return sorted(upward)
 
 
-def test_no_circles_except_the_mteb_registration():
-    edges = _edges(_modules())
+def test_imports_point_down_the_layers():
+    modules = _modules()
+    assert {_layer(m) for m in modules} <= set(LAYERS), {_layer(m) for m in modules} - set(LAYERS)
+    assert _upward(modules) == []
+
+
+def _circles(edges) -> list:
+    """The strongly connected components of more than one module (Tarjan)."""
     index, low, stack, on, sccs = {}, {}, [], set(), []
     counter = [0]
 
@@ -113,6 +118,11 @@ def test_no_circles_except_the_mteb_registration():
     for v in sorted(edges):
         if v not in index:
             visit(v)
+    return sccs
+
+
+def test_no_circles_except_the_mteb_registration():
+    sccs = _circles(_edges(_modules()))
     assert [sorted(c) for c in sccs if not c <= REGISTRATION] == []
     assert all("mteb_stratified.adapters.mteb.registration" in c for c in sccs)
 
@@ -122,3 +132,20 @@ def test_the_core_imports_nothing_above_it():
     for mod, targets in edges.items():
         if _layer(mod) == "core":
             assert {_layer(t) for t in targets} <= {"core"}, (mod, targets)
+
+
+def test_the_scans_find_a_planted_upward_import_and_a_planted_circle(tmp_path):
+    """Both scans can fail: a planted core module that imports the report layer, and two
+    planted core modules that import each other."""
+    up = tmp_path / "up.py"
+    up.write_text("def f():\n    from ..report.html import build_report\n", encoding="utf-8")
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from . import _planted_b\n", encoding="utf-8")
+    b.write_text("from ._planted_a import x\n", encoding="utf-8")
+    modules = {**_modules(), "mteb_stratified.core._planted_up": str(up),
+               "mteb_stratified.core._planted_a": str(a),
+               "mteb_stratified.core._planted_b": str(b)}
+    assert _upward(modules) == ["mteb_stratified.core._planted_up -> mteb_stratified.report.html "
+                                "(core 0 -> report 5)"]
+    planted = {"mteb_stratified.core._planted_a", "mteb_stratified.core._planted_b"}
+    assert planted in [c for c in _circles(_edges(modules))]

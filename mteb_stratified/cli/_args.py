@@ -92,10 +92,19 @@ def add_llm_endpoint(group, *, cache_name: str, cache_folder: str = "OUT",
                        help="USD per 1M completion tokens (default: 0)")
 
 
+def _cache_folder(text: str) -> str:
+    """An argparse ``type``: a folder or ``off``, never an empty string (which would be the
+    working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a folder, or off for no cache; got an empty "
+                                         "string")
+    return text
+
+
 def add_embedding_cache(p) -> None:
     """``--embedding-cache``, for every command that embeds a corpus (``structure``,
     ``generate``): where the embedding cache is (mteb_stratified/io/embedding_cache.py)."""
-    p.add_argument("--embedding-cache", default=None, metavar="DIR|off",
+    p.add_argument("--embedding-cache", default=None, metavar="DIR|off", type=_cache_folder,
                    help="the embedding cache folder: a corpus embedded once by a model in one "
                         "precision is reused by every later command (off: none, the corpus is "
                         "embedded again) (default: $MTEB_STRATIFIED_EMBEDDING_CACHE, else "

@@ -18,8 +18,7 @@ from ..core.rng import MAX_SEED
 from ._args import add_llm_endpoint, add_skip_unreadable, int_at_least
 
 __all__ = ["SCHEMES", "ALIGNMENTS", "DEFAULT_TASK", "add_common", "check_options",
-           "load_context", "query_cache_path", "user_cache_dir", "endpoint_settings", "notify",
-           "check_evaluated"]
+           "load_context", "query_cache_path", "user_cache_dir", "endpoint_settings", "notify"]
 
 #: Stratum schemes and J variants (owned by core.strata and stratification; literal here so
 #: parsing the command line imports nothing heavy; a test checks they agree).
@@ -129,18 +128,6 @@ def check_options(args) -> None:
             raise InputError(f"--{name} {folder} is not a folder",
                              fix=f"give the {name} folder (or leave --{name} out for the "
                                  "bundled NFCorpus)")
-
-
-def check_evaluated(values, strata, source: str | None) -> None:
-    """The evaluated queries of ``values`` (read from ``source``) are queries the strata know
-    (stratified, or excluded by them): else an :class:`InputError` naming ``source``."""
-    from ..core.per_query import PerQuery
-    from ..stratification import align_strata
-
-    try:
-        align_strata(strata, PerQuery.from_mapping(values).queries)
-    except InputError as exc:
-        raise InputError(exc.message, source=exc.source or source, fix=exc.fix) from None
 
 
 def load_context(args):

@@ -60,13 +60,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(result.table())
     if args.per_query:
+        from ..core.results import VALUE_KEYS
         from ..io.markdown import term_cell  # a query id from the file: no escape sequence
 
         frame = result.to_dict(per_query=True)["per_query"]
-        print("\nqid\tmeasure\texpected\tmin\tmax\toblivious\trange\tbias")
+        print("\n" + "\t".join(("qid", "measure", *VALUE_KEYS)))
         for qid, row in frame.items():
             for name, v in row.items():
-                print(f"{term_cell(qid)}\t{name}\t" + "\t".join(f"{v[k]:.6f}" for k in
-                                                     ("expected", "min", "max", "oblivious",
-                                                      "range", "bias")))
+                print(f"{term_cell(qid)}\t{name}\t"
+                      + "\t".join(f"{v[k]:.6f}" for k in VALUE_KEYS))
     return 0

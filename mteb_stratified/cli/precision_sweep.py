@@ -134,7 +134,7 @@ def _specs(args) -> list:
                 **spec.options, **{k: v for k, v in options.items() if v is not None}})
         specs.append(spec)
     if args.device.startswith("cuda"):
-        from ..adapters.precision._torch import check_dtype_supported
+        from ..adapters.precision import check_dtype_supported
 
         check_dtype_supported("float32", args.device)  # no GPU: a clear error before any load
     specs.sort(key=lambda s: s.kind != "bi-encoder")  # a bi-encoder can be the first stage

@@ -23,6 +23,7 @@ from ..core.errors import InputError
 from ..core.rng import MAX_CONSENSUS_RUNS, MAX_SEED
 from ..io.outputs import output_dir, remove_orphan_temps
 from ..structure.leiden import BACKENDS as LEIDEN_BACKENDS
+from ..structure.leiden import ITERATIONS_RULE, valid_iterations
 from ..structure.levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from ..structure.pipeline import StructureConfig
 
@@ -31,11 +32,10 @@ from . import summary
 from ._args import add_embedding_cache, add_llm_endpoint, float_in, int_at_least, print_json
 
 def _iterations(text: str) -> int:
-    """An argparse ``type``: a Leiden iteration count, a positive integer or -1."""
+    """An argparse ``type``: a Leiden iteration count (``structure.leiden.ITERATIONS_RULE``)."""
     value = int_at_least(-1)(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be a positive integer, or -1 (until an "
-                                         "iteration gains nothing), got 0")
+    if not valid_iterations(value):
+        raise argparse.ArgumentTypeError(f"must be {ITERATIONS_RULE}, got {value}")
     return value
 
 

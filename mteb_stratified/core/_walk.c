@@ -26,8 +26,11 @@
 #include <math.h>
 #include <string.h>
 
-enum { DCG_LINEAR = 0, DCG_EXP = 1, HITS = 2, AP = 3, RR = 4, FIRST = 5 };
-enum { E = 0, MIN = 1, MAX = 2, OBL = 3 };
+/* The kinds of the families' sums: each family's MeasureFamily.walk in measures.py names one
+ * of these and holds its value (a test parses this enum and compares). */
+enum walk_kind { DCG_LINEAR = 0, DCG_EXP = 1, HITS = 2, AP = 3, RR = 4, FIRST = 5 };
+/* The arrangements, in the order of the output axis (results.py's ARRANGEMENT_KEYS) */
+enum walk_arrangement { E = 0, MIN = 1, MAX = 2, OBL = 3 };
 
 typedef struct { double grade; double gain; } item;
 
@@ -77,7 +80,7 @@ static void record(double *row, const double *sum, int64_t nf, int64_t nc, int64
 
 /* The normalisations (numpy: evaluate._finish): nDCG divides by the ideal DCG, P by k, R and
  * AP by the relevant count, each 0 when its divisor is 0; RR and Success are the sums. */
-enum { NORM_NONE = 0, NORM_IDEAL = 1, NORM_K = 2, NORM_REL = 3 };
+enum walk_norm { NORM_NONE = 0, NORM_IDEAL = 1, NORM_K = 2, NORM_REL = 3 };
 
 
 /* ---- sort keys: ascending key = descending score (-0.0 is +0.0, as trec_eval compares) ---- */
@@ -227,7 +230,9 @@ static int by_desc(const void *a, const void *b) {
 }
 
 /* element j of a row of grades of any of the numeric dtypes numpy hands over */
-enum { G_F64 = 0, G_F32 = 1, G_I8 = 2, G_I16 = 3, G_I32 = 4, G_I64 = 5, G_U8 = 6 };
+enum grade_type {
+    G_F64 = 0, G_F32 = 1, G_I8 = 2, G_I16 = 3, G_I32 = 4, G_I64 = 5, G_U8 = 6
+};
 
 static inline double grade_at(const void *row, int type, int64_t j) {
     switch (type) {
@@ -246,39 +251,74 @@ static inline double gain_of(int dcg, double g) {
     return dcg == DCG_EXP ? exp2(g) - 1.0 : g;
 }
 
-/* Arguments (arrays C-contiguous; (q, n) arrays are the RankingArrays' rows):
- *   q, n         rows, width
- *   scores       (q, n) float32 (f32 = 1) or float64 (f32 = 0); padding past nc[r]
- *   grades       (q, n) grades of type gtype (G_*); -inf for unjudged (float types)
- *   tiebreak     (q, n) int64 doc-id ranks, or NULL (the column is the tiebreak)
- *   nc           (q,) real candidates per row
- *   qg, nj       (q, nj) float64 all judged grades per query sorted descending (-inf padded),
- *                or NULL: the candidates are all the judgments
- *   ideal_cands  1: ideal DCG from the candidates even when qg is given (ideal="candidates")
- *   input_order  1: oblivious = score descending, then column (oblivious="input");
- *                0: float32 score descending, then tiebreak descending (trec_eval)
- *   depth        the run's depth (truncated-tie flag)
- *   disc, inv    (max(n, nj),) 1/log2(p+1) and 1/p for p = 1..
- *   nf, kind, level   the families;  nc_, cut  cutoffs (ascending, >= 1; the whole list is
- *                passed as n);  na, acut  audit cutoffs (ascending, >= 1)
- *   nl, levels   the relevance levels of R and AP normalisers
- *   nd, dcgs, nic, icut   ideal DCG types and cutoffs (INT64_MAX: the whole list)
- *   nm, mfam, mcut, mnorm, marg, mk   the measures: family and cutoff index, normalisation
- *                (NORM_*), its slot (ideal d * nic + i, or level l), the cutoff k (NORM_K)
- * Outputs:
- *   res (nm, 4, q) every measure's values;  audit (3, na, q);  trunc (q,) uint8;
- *   nrel (nl, q)
- * Returns 0, or -1 when out of memory. */
-int evaluate_rows(int64_t q, int64_t n, const void *scores, int f32, const void *grades,
-                  int gtype, const int64_t *tiebreak, const int64_t *nc, const double *qg,
-                  int64_t nj, int ideal_cands, int input_order, int64_t depth,
-                  const double *disc, const double *inv, int64_t nf, const int64_t *kind,
-                  const double *level, int64_t nc_, const int64_t *cut, int64_t na,
-                  const int64_t *acut, int64_t nl, const double *levels, int64_t nd,
-                  const int64_t *dcgs, int64_t nic, const int64_t *icut, int64_t nm,
-                  const int64_t *mfam, const int64_t *mcut, const int64_t *mnorm,
-                  const int64_t *marg, const double *mk, double *res, int64_t *audit,
-                  uint8_t *trunc, double *nrel) {
+/* The arguments of evaluate_rows, in one struct: walk.py's WalkArgs (a ctypes.Structure) lists
+ * the same fields in the same order with the same types (a test parses this definition and
+ * compares).  Arrays are C-contiguous; (q, n) arrays are the RankingArrays' rows. */
+typedef struct {
+    int64_t q;                /* rows */
+    int64_t n;                /* width */
+    const void *scores;       /* (q, n) float32 (f32 = 1) or float64 (f32 = 0); padded past nc[r] */
+    int64_t f32;
+    const void *grades;       /* (q, n) grades of type gtype (enum grade_type); -inf for unjudged */
+    int64_t gtype;
+    const int64_t *tiebreak;  /* (q, n) doc-id ranks, or NULL (the column is the tiebreak) */
+    const int64_t *nc;        /* (q,) real candidates per row */
+    const double *qg;         /* (q, nj) all judged grades per query sorted descending (-inf
+                               * padded), or NULL: the candidates are all the judgments */
+    int64_t nj;
+    int64_t ideal_cands;      /* 1: ideal DCG from the candidates even when qg is given */
+    int64_t input_order;      /* 1: oblivious = score descending, then column (oblivious="input");
+                               * 0: float32 score descending, then tiebreak descending */
+    int64_t depth;            /* the run's depth (truncated-tie flag) */
+    const double *disc;       /* (max(n, nj),) 1/log2(p+1) for p = 1.. */
+    const double *inv;        /* (max(n, nj),) 1/p for p = 1.. */
+    int64_t nf;               /* the families: their kinds (enum walk_kind) and levels */
+    const int64_t *kind;
+    const double *level;
+    int64_t nc_;              /* cutoffs (ascending, >= 1; the whole list is passed as n) */
+    const int64_t *cut;
+    int64_t na;               /* audit cutoffs (ascending, >= 1) */
+    const int64_t *acut;
+    int64_t nl;               /* the relevance levels of the R and AP normalisers */
+    const double *levels;
+    int64_t nd;               /* ideal DCG gains (enum walk_kind: DCG_*) */
+    const int64_t *dcgs;
+    int64_t nic;              /* ideal DCG cutoffs (INT64_MAX: the whole list) */
+    const int64_t *icut;
+    int64_t nm;               /* the measures: family and cutoff index, normalisation */
+    const int64_t *mfam;
+    const int64_t *mcut;
+    const int64_t *mnorm;     /* enum walk_norm */
+    const int64_t *marg;      /* the normaliser's slot: ideal d * nic + i, or level l */
+    const double *mk;         /* the cutoff k (NORM_K) */
+    double *res;              /* output (nm, 4, q): every measure's values */
+    int64_t *audit;           /* output (3, na, q) */
+    uint8_t *trunc;           /* output (q,) */
+    double *nrel;             /* output (nl, q) */
+} walk_args;
+
+/* sizeof(walk_args): walk.py loads a build only when this equals its WalkArgs' size (a build
+ * of an older signature is not called; the numpy path stands in) */
+int64_t walk_args_size(void) { return (int64_t)sizeof(walk_args); }
+
+/* Every row through the walk (the numbered steps above).  Returns 0, or -1 when out of
+ * memory. */
+int evaluate_rows(const walk_args *args) {
+    const int64_t q = args->q, n = args->n, nj = args->nj, depth = args->depth;
+    const int f32 = (int)args->f32, gtype = (int)args->gtype;
+    const int ideal_cands = (int)args->ideal_cands, input_order = (int)args->input_order;
+    const void *scores = args->scores, *grades = args->grades;
+    const int64_t *tiebreak = args->tiebreak, *nc = args->nc;
+    const double *qg = args->qg, *disc = args->disc, *inv = args->inv;
+    const int64_t nf = args->nf, nc_ = args->nc_, na = args->na, nl = args->nl;
+    const int64_t nd = args->nd, nic = args->nic, nm = args->nm;
+    const int64_t *kind = args->kind, *cut = args->cut, *acut = args->acut, *dcgs = args->dcgs;
+    const int64_t *icut = args->icut, *mfam = args->mfam, *mcut = args->mcut;
+    const int64_t *mnorm = args->mnorm, *marg = args->marg;
+    const double *level = args->level, *levels = args->levels, *mk = args->mk;
+    double *res = args->res, *nrel = args->nrel;
+    int64_t *audit = args->audit;
+    uint8_t *trunc = args->trunc;
     int64_t wmax = n > nj ? n : nj;
     size_t nn = (size_t)(wmax > 0 ? wmax : 1);
     uint32_t *key32 = malloc(sizeof(uint32_t) * nn), *sel = malloc(sizeof(uint32_t) * nn);

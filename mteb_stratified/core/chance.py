@@ -58,7 +58,7 @@ __all__ = ["HeterogeneityResult", "heterogeneity_test", "holm", "SplitHalfResult
            "split_half_reliability", "FlipResult", "flip_test", "PairedHeterogeneityResult",
            "paired_heterogeneity_test", "StratumDifferences", "stratum_differences",
            "permutation_pvalues", "split_half_pvalues", "stratum_difference_rejections",
-           "STATISTICS", "SPLIT_HALF_SPLITS", "SPLIT_HALF_RESAMPLES"]
+           "label_codes", "STATISTICS", "SPLIT_HALF_SPLITS", "SPLIT_HALF_RESAMPLES"]
 
 #: The permutation statistics of :func:`permutation_pvalues`.
 STATISTICS = ("omnibus", "max_z", "flip")
@@ -98,8 +98,10 @@ def _holm_rows(p: np.ndarray) -> np.ndarray:
 # the kernel: stratum sums of many value rows under many labellings
 # ---------------------------------------------------------------------------------------------
 
-def _codes(labels) -> tuple[np.ndarray, list]:
-    """Integer codes of any hashable labels, and the labels in order of first appearance."""
+def label_codes(labels) -> tuple[np.ndarray, list]:
+    """``(codes, keys)``: an int64 code per label (0, 1, ... in order of first appearance) for
+    any hashable labels (ints, strings, ``(cluster, Δ, J)`` tuples), and the labels of the
+    codes in that order (``keys[codes[i]] == labels[i]``)."""
     index: dict = {}
     codes = np.fromiter((index.setdefault(lab, len(index)) for lab in labels), np.int64,
                         len(labels))
@@ -115,7 +117,7 @@ def _check_values(y, labels, what: str = "values") -> tuple[np.ndarray, np.ndarr
     if y.size < 2 or not np.all(np.isfinite(y)):
         raise InputError("the test needs at least 2 finite per-query values",
                          fix="pass the per-query values of the stratified queries")
-    codes, keys = _codes(labels)
+    codes, keys = label_codes(labels)
     return y, codes, keys
 
 
@@ -276,7 +278,7 @@ def permutation_pvalues(Y, labels, statistic: str = "omnibus", *, n_resamples: i
         raise InputError("Y must be a finite (rows, queries) matrix with one label per query",
                          fix="pass one row of per-query values per draw")
     B = _check_resamples(n_resamples)
-    codes, keys = _codes(labels)
+    codes, keys = label_codes(labels)
     k = len(keys)
     n = np.bincount(codes, minlength=k).astype(np.float64)
     rel = _Relabellings(codes, B, as_generator(rng, seed))
@@ -576,7 +578,7 @@ def stratum_difference_rejections(D, labels, *, min_size: int = 5, alpha: float 
     """Per row of differences ``D`` (R, Q): does any stratum reject (adjusted p ≤ α)?  The
     batched form of :func:`stratum_differences` (one set of sign flips for every row)."""
     D = np.atleast_2d(np.asarray(D, dtype=np.float64))
-    codes, keys = _codes(list(labels))
+    codes, keys = label_codes(list(labels))
     k = len(keys)
     n = np.bincount(codes, minlength=k)
     idx = np.flatnonzero(n >= max(2, min_size))
@@ -781,7 +783,7 @@ def split_half_pvalues(Y, labels, *, n_splits: int = SPLIT_HALF_SPLITS,
     """One split-half p-value per row of ``Y`` (NaN where r cannot be computed): the batched
     form of :func:`split_half_reliability` (same splits and relabellings for every row)."""
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
-    codes, keys = _codes(list(labels))
+    codes, keys = label_codes(list(labels))
     T = _split_half_matrix(Y, codes, len(keys), int(n_splits), _check_resamples(n_resamples),
                            as_generator(rng, seed))
     obs = T[:, :1]
@@ -842,7 +844,7 @@ def split_half_reliability(values, labels, *, n_splits: int = SPLIT_HALF_SPLITS,
                          fix="pass one value and one stratum label per query")
     if int(n_splits) < 1 or int(n_resamples) < 1:
         raise InputError("n_splits and n_resamples must be ≥ 1", fix="e.g. 20 and 200")
-    codes, keys = _codes(labels)
+    codes, keys = label_codes(labels)
     k = len(keys)
     T = _split_half_matrix(y[None, :], codes, k, int(n_splits), int(n_resamples),
                            as_generator(rng, seed))[0]

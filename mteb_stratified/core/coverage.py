@@ -20,6 +20,12 @@ w_c · share_c(Δ bin, J bin), with the within-cluster shares given (e.g. from a
 distribution) or, by default, equal (1/16 with 4 × 4 cells); MSC counts the cells of positive
 mass.
 
+The **coverage schema** (:data:`COVERAGE_KEYS`) is every key :meth:`Coverage.to_dict` writes, with
+what it counts; a report that gives part of it (``generate``'s before/after coverage,
+:data:`SUMMARY_KEYS`, through :meth:`Coverage.summary`) uses the same keys with the same
+meanings: ``units`` is every unit, weightless ones included; ``weighted_units`` the units of
+positive mass, MSC's denominator (``covered / weighted_units`` = MSC).
+
 ``n_min`` defaults to :data:`DEFAULT_N_MIN` = 5: below 5 queries a stratum's t interval has
 fewer than 4 degrees of freedom (t₀.₉₇₅ > 2.78) and says little, and 5 is the usual minimum cell
 count for normal approximations.  It is configurable; ``n_min`` < 1 is an :class:`InputError`.
@@ -36,11 +42,36 @@ from .errors import InputError
 from .cells import GRID, CellGrid
 from .strata import QueryStrata, check_scheme, mass_array
 
-__all__ = ["DEFAULT_N_MIN", "Gap", "Coverage", "check_n_min", "cluster_coverage", "cell_coverage",
-           "strata_coverage"]
+__all__ = ["DEFAULT_N_MIN", "COVERAGE_KEYS", "SUMMARY_KEYS", "Gap", "Coverage", "check_n_min",
+           "cluster_coverage", "cell_coverage", "strata_coverage"]
 
 #: Default minimum number of queries for a cluster (or cell) to count as sufficiently covered.
 DEFAULT_N_MIN = 5
+
+#: The coverage schema: every key of :meth:`Coverage.to_dict`, in its order, and what it holds.
+#: One owner: a report giving part of a coverage takes these keys (:meth:`Coverage.summary`).
+COVERAGE_KEYS = {
+    "level": "the units: 'cluster' or 'cell'",
+    "msc": "covered / weighted_units (module docstring)",
+    "scc": "the corpus mass of the units holding at least n_min queries",
+    "n_min": "the queries a unit needs to count in SCC",
+    "units": "every unit (clusters or cells), weightless ones included",
+    "weighted_units": "the units of positive mass: MSC's denominator",
+    "weightless": "the units of mass 0 (no document's own stratum), left out of MSC",
+    "weightless_queries": "the queries whose unit has mass 0",
+    "covered": "the units of positive mass holding a query: MSC's numerator",
+    "sufficient": "the units holding at least n_min queries",
+    "uncovered_mass": "the corpus mass of the units without a query",
+    "gaps": "how many units of positive mass hold no query",
+    "top_gaps": "the heaviest gaps: [{stratum, mass, label}]",
+}
+
+#: The part of the schema a before/after coverage report gives per level (``generate``'s
+#: ``coverage.json`` ``before`` and ``after``): :meth:`Coverage.summary` of these keys.
+SUMMARY_KEYS = {
+    "cluster": ("msc", "scc", "covered", "weighted_units", "weightless", "uncovered_mass"),
+    "cell": ("msc", "scc", "covered", "weighted_units"),
+}
 
 
 @dataclass(frozen=True)
@@ -105,6 +136,8 @@ class Coverage:
         return float(self.mass[self.query_counts == 0].sum())
 
     def to_dict(self, top_gaps: int | None = 20) -> dict:
+        """Every key of the coverage schema (:data:`COVERAGE_KEYS`), in its order;
+        ``top_gaps``: the gaps listed (None: all)."""
         gaps = self.gaps if top_gaps is None else self.gaps[:top_gaps]
         return {"level": self.level, "msc": self.msc, "scc": self.scc, "n_min": self.n_min,
                 "units": self.n_units, "weighted_units": self.weighted_units,
@@ -113,6 +146,17 @@ class Coverage:
                 "uncovered_mass": self.uncovered_mass, "gaps": len(self.gaps),
                 "top_gaps": [{"stratum": g.stratum, "mass": g.mass, "label": g.label}
                              for g in gaps]}
+
+    def summary(self, keys=None) -> dict:
+        """``{key: value}`` of the schema keys ``keys`` (default: :data:`SUMMARY_KEYS` of this
+        level), in that order, with the meanings of :meth:`to_dict`."""
+        keys = SUMMARY_KEYS[self.level] if keys is None else tuple(keys)
+        unknown = [k for k in keys if k not in COVERAGE_KEYS]
+        if unknown:
+            raise InputError(f"not keys of the coverage schema: {', '.join(unknown)}",
+                             fix=f"choose among {', '.join(COVERAGE_KEYS)}")
+        full = self.to_dict(top_gaps=0)
+        return {k: full[k] for k in keys}
 
 
 def check_n_min(n_min) -> int:

@@ -48,7 +48,7 @@ import numpy as np
 from .errors import InputError
 from .per_query import PerQuery, mismatch_error
 from .rng import as_generator
-from .results import ConfidenceInterval
+from .results import ARRANGEMENT_KEYS, ConfidenceInterval
 from .strata import QueryStrata, check_scheme, mass_array
 
 __all__ = ["StratifiedDesign", "Estimate", "StratumTable", "PairedComparison", "ESTIMATORS",
@@ -718,8 +718,7 @@ def tie_aware_values(result) -> dict:
     """
     vals = getattr(result, "values", result)
     try:
-        cols = {k: np.asarray(vals[k], dtype=np.float64) for k in ("expected", "min", "max",
-                                                                     "oblivious")}
+        cols = {k: np.asarray(vals[k], dtype=np.float64) for k in ARRANGEMENT_KEYS}
     except KeyError as e:
         raise InputError(f"tie-aware values lack {e.args[0]!r}",
                          fix="pass a MeasureResult or a mapping with expected/min/max/oblivious"

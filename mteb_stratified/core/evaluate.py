@@ -33,7 +33,7 @@ from .errors import InputError
 from .kernels import GAIN_KERNEL, at_cutoffs, discount, gain, top_window, trec_eval_sort_key
 from .measures import Measure, parse_measures
 from .options import IDEALS, OBLIVIOUS_ORDERS
-from .results import EvaluationResult, MeasureResult
+from .results import ARRANGEMENT_KEYS, EvaluationResult, MeasureResult
 from .walk import KERNELS, compiled_available, compiled_evaluate, numpy_walk
 
 __all__ = ["evaluate_arrays", "evaluate_matrices", "OBLIVIOUS_ORDERS", "IDEALS"]
@@ -313,9 +313,7 @@ def evaluate_arrays(arrays: RankingArrays, measures, *, relevance_level: float =
         tie_audit[None] = _whole_list_audit(arrays.scores, arrays.n_candidates)
     settings = {"relevance_level": relevance_level, "oblivious": oblivious, "ideal": ideal,
                 "depth": depth, "queries_without_relevant": int(no_rel.sum())}
-    results = {m: MeasureResult(m, arrays.qids, dict(zip(("expected", "min", "max", "oblivious"),
-                                                         per[m])))
-               for m in ms}
+    results = {m: MeasureResult(m, arrays.qids, dict(zip(ARRANGEMENT_KEYS, per[m]))) for m in ms}
     return EvaluationResult(arrays.qids, results, truncated, tie_audit, settings,
                             dict(left_out or {}))
 

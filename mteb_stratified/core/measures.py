@@ -8,7 +8,9 @@ Everything about a family sits in one :class:`MeasureFamily` of :data:`FAMILIES`
 (aliases, cutoff, parameters), how it is computed (its contribution kernel of
 :mod:`mteb_stratified.core.kernels` and its normalisation) and its names elsewhere (trec_eval,
 MTEB, BEIR, the precision sweep; :mod:`mteb_stratified.naming` reads them).  To add a measure,
-add its family here and its kernel, when new, in ``kernels.py`` and ``walk.py``.
+add its family here and its kernel, when new, in ``kernels.py`` and in ``_walk.c`` (an
+enumerator of ``enum walk_kind``, named and numbered as the family's :class:`WalkKind`: a test
+compares the two).
 
 ========  ==========================================  ===============  =================
 name      meaning                                      cutoff           trec_eval name
@@ -33,9 +35,25 @@ from typing import Iterable, Mapping
 from .options import MAX_GRADE
 from .errors import InputError
 
-__all__ = ["Measure", "MeasureFamily", "FAMILIES", "parse_measure", "parse_measures",
-           "MEASURE_NAMES", "MAX_CUTOFF", "TREC_EVAL_FAMILIES",
+__all__ = ["Measure", "MeasureFamily", "WalkKind", "FAMILIES", "WALK_KINDS", "walk_code",
+           "parse_measure", "parse_measures", "MEASURE_NAMES", "MAX_CUTOFF", "TREC_EVAL_FAMILIES",
            "nDCG", "RR", "R", "P", "AP", "Success"]
+
+
+@dataclass(frozen=True)
+class WalkKind:
+    """A kind of the compiled walk: one enumerator of ``enum walk_kind`` in ``_walk.c``, its name
+    there and its value, which selects the contribution a family's sums use in C."""
+
+    name: str
+    code: int
+
+
+#: The compiled walk's kinds by name, as ``enum walk_kind`` of ``_walk.c`` numbers them (a test
+#: parses the C source and compares); the families below hold them.
+WALK_KINDS: dict[str, WalkKind] = {k.name: k for k in (
+    WalkKind("DCG_LINEAR", 0), WalkKind("DCG_EXP", 1), WalkKind("HITS", 2), WalkKind("AP", 3),
+    WalkKind("RR", 4), WalkKind("FIRST", 5))}
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,9 @@ class MeasureFamily:
         ``"rel"`` (the relevance level; the evaluation's ``relevance_level`` when not set).
     norm : the normaliser: ``"ideal"`` (IDCG@k), ``"k"`` (the cutoff), ``"rel"`` (R, the
         judged relevant documents) or ``"none"``.
+    walk : the compiled walk's kind (:class:`WalkKind`) of the kernel, or a mapping from the
+        variant parameter's values to kinds when the value selects the kernel's code (the gain
+        of ``dcg``); :meth:`walk_code` reads it.
     trec_eval : trec_eval's (pytrec_eval's) family with a cutoff (``"ndcg_cut"``: ``ndcg_cut_10``),
         or None.
     trec_eval_whole : trec_eval's family without a cutoff (``"ndcg"``), or None.
@@ -76,12 +97,22 @@ class MeasureFamily:
     kernel: str
     variant: str
     norm: str
+    walk: "WalkKind | Mapping[object, WalkKind]"
     trec_eval: str | None
     trec_eval_whole: str | None
     mteb: str
     mteb_reported: bool
     beir: str | None
     sweep: str
+
+    def walk_kinds(self) -> tuple[WalkKind, ...]:
+        """Every kind of the compiled walk this family can use."""
+        return (self.walk,) if isinstance(self.walk, WalkKind) else tuple(self.walk.values())
+
+    def walk_code(self, variant: object) -> int:
+        """The compiled walk's kind code of this family's kernel with its variant parameter
+        (:attr:`variant`) at ``variant``."""
+        return (self.walk if isinstance(self.walk, WalkKind) else self.walk[variant]).code
 
     def check_params(self, params: Mapping[str, object]) -> tuple[tuple[str, object], ...]:
         """The parameters that differ from their defaults, sorted by name; an
@@ -113,25 +144,41 @@ _REL = {"rel": ()}
 FAMILIES: dict[str, MeasureFamily] = {f.name: f for f in (
     MeasureFamily("nDCG", ("NDCG", "ndcg"), "optional", {"dcg": ("log2", "exp-log2")},
                   {"dcg": "log2"}, kernel="dcg", variant="dcg", norm="ideal",
+                  walk={"log2": WALK_KINDS["DCG_LINEAR"], "exp-log2": WALK_KINDS["DCG_EXP"]},
                   trec_eval="ndcg_cut", trec_eval_whole="ndcg", mteb="ndcg",
                   mteb_reported=True, beir="NDCG", sweep="ndcg"),
     MeasureFamily("RR", ("MRR", "mrr"), "optional", _REL, {}, kernel="rr", variant="rel",
-                  norm="none", trec_eval=None, trec_eval_whole="recip_rank", mteb="mrr",
-                  mteb_reported=True, beir="MRR", sweep="rr"),
+                  norm="none", walk=WALK_KINDS["RR"], trec_eval=None,
+                  trec_eval_whole="recip_rank", mteb="mrr", mteb_reported=True, beir="MRR",
+                  sweep="rr"),
     MeasureFamily("R", ("Recall", "recall"), "required", _REL, {}, kernel="hits",
-                  variant="rel", norm="rel", trec_eval="recall", trec_eval_whole=None,
-                  mteb="recall", mteb_reported=True, beir="Recall", sweep="r"),
+                  variant="rel", norm="rel", walk=WALK_KINDS["HITS"], trec_eval="recall",
+                  trec_eval_whole=None, mteb="recall", mteb_reported=True, beir="Recall",
+                  sweep="r"),
     MeasureFamily("P", ("Precision", "precision"), "required", _REL, {}, kernel="hits",
-                  variant="rel", norm="k", trec_eval="P", trec_eval_whole=None,
-                  mteb="precision", mteb_reported=True, beir="P", sweep="p"),
+                  variant="rel", norm="k", walk=WALK_KINDS["HITS"], trec_eval="P",
+                  trec_eval_whole=None, mteb="precision", mteb_reported=True, beir="P",
+                  sweep="p"),
     MeasureFamily("AP", ("MAP", "map"), "optional", _REL, {}, kernel="ap", variant="rel",
-                  norm="rel", trec_eval="map_cut", trec_eval_whole="map", mteb="map",
-                  mteb_reported=True, beir="MAP", sweep="ap"),
+                  norm="rel", walk=WALK_KINDS["AP"], trec_eval="map_cut",
+                  trec_eval_whole="map", mteb="map", mteb_reported=True, beir="MAP",
+                  sweep="ap"),
     MeasureFamily("Success", ("success",), "required", _REL, {}, kernel="first",
-                  variant="rel", norm="none", trec_eval="success", trec_eval_whole=None,
-                  mteb="success", mteb_reported=False, beir=None, sweep="success"),
+                  variant="rel", norm="none", walk=WALK_KINDS["FIRST"], trec_eval="success",
+                  trec_eval_whole=None, mteb="success", mteb_reported=False, beir=None,
+                  sweep="success"),
 )}
 _ALIASES = {alias: f.name for f in FAMILIES.values() for alias in f.aliases}
+_BY_KERNEL = {f.kernel: f for f in FAMILIES.values()}
+
+
+def walk_code(kernel: str, variant: object) -> int:
+    """The compiled walk's kind code of the contribution ``(kernel, variant)`` (the key the
+    kernels and the walk take: ``("dcg", "exp-log2")``, ``("hits", 1)``), read from the spec of
+    a family with that kernel (families that share a kernel share its kinds: a test checks)."""
+    return _BY_KERNEL[kernel].walk_code(variant)
+
+
 MEASURE_NAMES: tuple[str, ...] = tuple(FAMILIES)
 _EXAMPLES = ("nDCG@10", "nDCG", "RR@10", "RR", "MRR@10", "R@100", "P@10", "AP@100", "AP",
              "Success@1", "nDCG(dcg='exp-log2')@10", "P(rel=2)@10")

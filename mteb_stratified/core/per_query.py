@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError
+from .results import ARRANGEMENT_KEYS
 
 __all__ = ["PerQuery", "TIE_AWARE_KEYS", "mismatch_error"]
 
 #: The keys of tie-aware per-query values (bias derived from oblivious and expected).
-TIE_AWARE_KEYS = ("expected", "min", "max", "oblivious", "bias")
+TIE_AWARE_KEYS = ARRANGEMENT_KEYS + ("bias",)
 
 
 def mismatch_error(extra, missing) -> InputError:
@@ -104,8 +105,7 @@ class PerQuery(Mapping):
     @classmethod
     def from_result(cls, result) -> "PerQuery":
         """From a :class:`~.results.MeasureResult` (``values`` aligned with ``queries``)."""
-        return cls.from_columns(result.queries, {k: result.values[k] for k in
-                                                 ("expected", "min", "max", "oblivious")})
+        return cls.from_columns(result.queries, {k: result.values[k] for k in ARRANGEMENT_KEYS})
 
     # -- access ------------------------------------------------------------------------------
     def column(self, key: str) -> np.ndarray:

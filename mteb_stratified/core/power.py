@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .chance import (SPLIT_HALF_RESAMPLES, SPLIT_HALF_SPLITS, _codes, permutation_pvalues,
+from .chance import (SPLIT_HALF_RESAMPLES, SPLIT_HALF_SPLITS, label_codes, permutation_pvalues,
                      split_half_pvalues, stratum_difference_rejections)
 from .errors import InputError
 from .rng import as_generator
@@ -294,7 +294,7 @@ def power_study(a, b, labels, *, tests=tuple(TESTS), effects=EFFECTS, shares=SHA
         raise InputError(f"unknown direction {direction!r}", fix="use auto, up or down")
     upward = bool(b.mean() <= 0.5) if direction == "auto" else direction == "up"
     rng = as_generator(rng, seed)
-    codes, keys = _codes(labels)
+    codes, keys = label_codes(labels)
     n = np.bincount(codes, minlength=len(keys))
     grid_draws = n_draws if grid_draws is None else int(grid_draws)
     points = sorted(set(grid) | set(effects))

@@ -3,8 +3,13 @@
 Two scores are comparable only when they were computed on the same queries: a 5-query run and
 a 323-query run of one task are not (their means estimate different things, and the smaller
 one is mostly noise).  A :class:`QuerySet` names the split, the number of queries and a digest
-of their ids; :func:`group_by_query_set` groups items by it, so that the leaderboard, ``stratify``
-and ``report`` rank and compare only within a group.
+of their ids; :func:`group_by_query_set` groups items by it.
+
+The rule itself, "results are compared only when they were evaluated on the same query set", is
+:func:`same_query_sets`, the one policy the leaderboard, ``stratify``, ``report`` and the MTEB
+adapter apply: results of different sets are grouped, each group compared on its own and the
+groups said apart (:meth:`QuerySetGroups.note`), or refused (``require_same``) with one
+:class:`~mteb_stratified.core.errors.InputError` (:meth:`QuerySetGroups.refusal`).
 
 The digest is the first 12 hex digits of SHA-256 over the sorted query ids, each as UTF-8
 followed by a newline: independent of order, and written into the results files
@@ -15,10 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Generic, Iterable, TypeVar
+
+from .errors import InputError
 
 __all__ = ["QuerySet", "group_by_query_set", "query_set_id", "QUERY_SET_KEYS", "SUBSET_MARK",
-           "subset_task_name", "base_task_name"]
+           "subset_task_name", "base_task_name", "QuerySetGroups", "same_query_sets",
+           "REQUIRE_SAME_OPTION"]
 
 #: The score keys a results file records its query set under.
 QUERY_SET_KEYS = ("query_set_size", "query_set_id", "query_set_subset")
@@ -107,3 +115,77 @@ def group_by_query_set(items: Iterable[T], key: Callable[[T], object]) -> list[l
         groups.setdefault(key(item), []).append(item)
     out = list(groups.values())
     return sorted(out, key=lambda g: -len(g))  # stable: first-seen order among equal sizes
+
+
+#: The option that turns the rule's note into a refusal (named in the refusal's fix).
+REQUIRE_SAME_OPTION = "--require-same-queries"
+
+
+@dataclass(frozen=True)
+class QuerySetGroups(Generic[T]):
+    """Items grouped by the query set they were evaluated on (:func:`same_query_sets`).
+
+    ``groups``: the items of each group, the largest group first; ``labels``: each group's
+    query set (its :attr:`QuerySet.label`, after the task when there are tasks); ``names``:
+    the names of each group's items.  One group: every item may be compared with every other.
+    """
+
+    groups: tuple
+    labels: tuple
+    names: tuple
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the items were evaluated on more than one query set."""
+        return len(self.groups) > 1
+
+    def text(self) -> str:
+        """``LABEL [name, name]; LABEL [name]``: each query set and the items evaluated on
+        it."""
+        return "; ".join(f"{label} [{', '.join(names)}]"
+                         for label, names in zip(self.labels, self.names))
+
+    def note(self, cell: Callable[[str], str] = str) -> str:
+        """The rule's note when the items are :attr:`mixed` (a sentence without its full
+        stop); ``cell`` escapes the :meth:`text` for where it goes."""
+        return (f"the results were evaluated on {len(self.groups)} different query sets, so "
+                f"each set is compared on its own, never against another: {cell(self.text())}")
+
+    def refusal(self) -> InputError:
+        """The rule's error when the items must share one query set and do not."""
+        return InputError(f"the results were evaluated on {len(self.groups)} different query "
+                          f"sets, so they cannot be compared: {self.text()}",
+                          fix="evaluate every model on the same queries (a full run, not a "
+                              f"MTEB_STRATIFIED_MAX_QUERIES subset), or leave out "
+                              f"{REQUIRE_SAME_OPTION} (each query set is then compared on its "
+                              "own, never against another)")
+
+
+def same_query_sets(items: Iterable[T], query_set: Callable[[T], QuerySet],
+                    name: Callable[[T], str], *, task: Callable[[T], str] | None = None,
+                    require_same: bool = False) -> QuerySetGroups:
+    """The "same query set" rule: results are compared only when they were evaluated on the
+    same query set.
+
+    ``items`` are grouped by ``query_set(item)`` (:func:`group_by_query_set`: the largest group
+    first).  With ``task`` (results of several tasks in one table, as in the leaderboard), one
+    group when each task's items share one query set (an item that lacks a task still
+    belongs), else one group per (task, query set).  ``require_same``: more than one group is
+    refused (:meth:`QuerySetGroups.refusal`, an :class:`InputError`) instead.
+    """
+    items = list(items)
+    if task is None:
+        groups = group_by_query_set(items, key=query_set)
+    else:
+        sets: dict = {}
+        for item in items:
+            sets.setdefault(task(item), set()).add(query_set(item))
+        groups = ([items] if all(len(s) == 1 for s in sets.values())
+                  else group_by_query_set(items, key=lambda i: (task(i), query_set(i))))
+    labels = tuple(query_set(g[0]).label if task is None
+                   else f"{task(g[0])}: {query_set(g[0]).label}" for g in groups)
+    out = QuerySetGroups(tuple(tuple(g) for g in groups), labels,
+                         tuple(tuple(name(i) for i in g) for g in groups))
+    if require_same and out.mixed:
+        raise out.refusal()
+    return out

@@ -17,7 +17,7 @@ from .jsonsafe import dumps_json
 from .measures import Measure, parse_measure
 
 __all__ = ["TieAwareValue", "MeasureResult", "EvaluationResult", "ConfidenceInterval",
-           "VALUE_KEYS", "ARRANGEMENT_KEYS"]
+           "VALUE_KEYS", "ARRANGEMENT_KEYS", "SUFFIX_ORDER"]
 
 #: The tie arrangements a walk computes (the order of its output axis): the expected value over
 #: tied orders, the worst and best tied order, and the tie-oblivious order.
@@ -25,6 +25,9 @@ ARRANGEMENT_KEYS = ("expected", "min", "max", "oblivious")
 #: Keys of every tie-aware value, in the order of the JSON contract: the arrangements, then the
 #: two derived from them (``range = max - min``, ``bias = oblivious - expected``).
 VALUE_KEYS = ARRANGEMENT_KEYS + ("range", "bias")
+#: The same keys in the order of the MTEB score keys' suffixes (``ndcg_at_10_expected``, ...,
+#: ``ndcg_at_10_oblivious``) and of the BEIR adapter's values: the tie-oblivious value last.
+SUFFIX_ORDER = tuple(k for k in VALUE_KEYS if k != "oblivious") + ("oblivious",)
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ class MeasureResult:
         except ValueError:
             raise InputError(f"query {qid!r} was not evaluated",
                              fix="pick a query id from result.queries") from None
-        return TieAwareValue(*(float(self.values[k][i]) for k in VALUE_KEYS[:4]))
+        return TieAwareValue(*(float(self.values[k][i]) for k in ARRANGEMENT_KEYS))
 
     def confidence_interval(self, confidence_level: float = 0.95, *,
                             key: str = "expected") -> ConfidenceInterval:
@@ -203,8 +206,8 @@ class EvaluationResult:
 
     def per_query(self) -> dict:
         """``{qid: {measure name: TieAwareValue}}``."""
-        cols = {m: {k: r.values[k].tolist() for k in VALUE_KEYS[:4]} for m, r in self.results.items()}
-        return {q: {repr(m): TieAwareValue(*(c[k][i] for k in VALUE_KEYS[:4]))
+        cols = {m: {k: r.values[k].tolist() for k in ARRANGEMENT_KEYS} for m, r in self.results.items()}
+        return {q: {repr(m): TieAwareValue(*(c[k][i] for k in ARRANGEMENT_KEYS))
                     for m, c in cols.items()}
                 for i, q in enumerate(self.queries)}
 

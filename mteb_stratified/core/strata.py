@@ -39,9 +39,10 @@ entity set of a query or document:
   :mod:`.cells`), or the cluster alone (scheme ``"cluster"``).
 
 The definitions of Δ and J were chosen by measurement on NFCorpus dev, never test
-(``benchmarks/results/strata_definitions.txt``).  Queries with no relevant document, or whose
-relevant documents carry no cluster mass, are not dropped silently: they are listed in
-:attr:`QueryStrata.excluded` with the reason.
+(``git show 026ce8f:benchmarks/results/strata_validity/dev.txt``: the candidates' ρ with
+the measures, a results file of that commit, removed since).  Queries with no relevant
+document, or whose relevant documents carry no cluster mass, are not dropped silently: they
+are listed in :attr:`QueryStrata.excluded` with the reason.
 """
 
 from __future__ import annotations

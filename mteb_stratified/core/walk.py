@@ -15,11 +15,12 @@ the largest of them).
 Two implementations compute the same sums with the same floating-point operations in the same
 order, summing positions left to right: :func:`numpy_walk` (vectorised over the rows of a
 window that :mod:`mteb_stratified.core.evaluate` selected and sorted with numpy) and
-:func:`compiled_evaluate`, which runs ``_walk.c`` (built with the package, loaded with ctypes)
-over whole rows: one pass, one selection, one window sort and one walk per row, with the
-normalisers (relevant counts, ideal DCG), the normalisations and the truncated-tie flags in the
-same pass.  The oblivious values agree bit for bit; the others to the rounding of the group
-totals (1e-12).  ``kernel="auto"`` uses the compiled path when it was built, else numpy.
+:func:`compiled_evaluate`, which runs ``_walk.c`` (built with the package, loaded with ctypes,
+its arguments in one struct, :class:`WalkArgs`) over whole rows: one pass, one selection, one
+window sort and one walk per row, with the normalisers (relevant counts, ideal DCG), the
+normalisations and the truncated-tie flags in the same pass.  The oblivious values agree bit
+for bit; the others to the rounding of the group totals (1e-12).  ``kernel="auto"`` uses the
+compiled path when it was built, else numpy.
 """
 
 from __future__ import annotations
@@ -34,21 +35,17 @@ import numpy as np
 from .errors import InputError
 from .kernels import (GAIN_KERNEL, arrange_within_groups, at_cutoffs,
                       deterministic_contributions, expected_contributions)
+from .measures import walk_code
+from .results import ARRANGEMENT_KEYS
 from .ties import tie_groups
 
 __all__ = ["numpy_walk", "compiled_evaluate", "compiled_available", "KERNELS", "ARRANGEMENTS",
-           "NORMS"]
+           "NORMS", "WalkArgs"]
 
 KERNELS = ("auto", "compiled", "numpy")
-#: The arrangements, in the order of the walk's output axis.
-ARRANGEMENTS = ("expected", "min", "max", "oblivious")
-# (kernel, variant) -> kind code of _walk.c: the gain kernel's code depends on its gain
-_KIND = {(GAIN_KERNEL, "log2"): 0, (GAIN_KERNEL, "exp-log2"): 1, "hits": 2, "ap": 3, "rr": 4,
-         "first": 5}
-
-
-def _kind(family: tuple) -> int:
-    return _KIND[family] if family[0] == GAIN_KERNEL else _KIND[family[0]]
+#: The arrangements, in the order of the walk's output axis (an alias of
+#: :data:`mteb_stratified.core.results.ARRANGEMENT_KEYS`, their owner).
+ARRANGEMENTS = ARRANGEMENT_KEYS
 
 
 def numpy_walk(s: np.ndarray, g: np.ndarray, go: np.ndarray, m: np.ndarray, disc: np.ndarray,
@@ -105,9 +102,27 @@ def numpy_walk(s: np.ndarray, g: np.ndarray, go: np.ndarray, m: np.ndarray, disc
 
 
 _compiled = None  # the loaded C function, or False when it is not built (set on first use)
+# dtype of the grades -> ``enum grade_type`` of _walk.c (G_F64, G_F32, G_I8, ...: a test compares)
 _GRADE_TYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.int8): 2,
                 np.dtype(np.int16): 3, np.dtype(np.int32): 4, np.dtype(np.int64): 5,
                 np.dtype(np.uint8): 6}
+
+
+_I64, _PTR = ctypes.c_int64, ctypes.c_void_p
+
+
+class WalkArgs(ctypes.Structure):
+    """The arguments of ``evaluate_rows``: ``walk_args`` of ``_walk.c``, the same fields in the
+    same order (a test parses the C definition and compares); its comments say what each is."""
+
+    _fields_ = [("q", _I64), ("n", _I64), ("scores", _PTR), ("f32", _I64), ("grades", _PTR),
+                ("gtype", _I64), ("tiebreak", _PTR), ("nc", _PTR), ("qg", _PTR), ("nj", _I64),
+                ("ideal_cands", _I64), ("input_order", _I64), ("depth", _I64), ("disc", _PTR),
+                ("inv", _PTR), ("nf", _I64), ("kind", _PTR), ("level", _PTR), ("nc_", _I64),
+                ("cut", _PTR), ("na", _I64), ("acut", _PTR), ("nl", _I64), ("levels", _PTR),
+                ("nd", _I64), ("dcgs", _PTR), ("nic", _I64), ("icut", _PTR), ("nm", _I64),
+                ("mfam", _PTR), ("mcut", _PTR), ("mnorm", _PTR), ("marg", _PTR), ("mk", _PTR),
+                ("res", _PTR), ("audit", _PTR), ("trunc", _PTR), ("nrel", _PTR)]
 
 
 def _load():
@@ -120,18 +135,21 @@ def _load():
 
 
 def _open_compiled():
+    """``evaluate_rows`` of the built ``_walk`` extension, or None when there is none, it does
+    not load, or it takes another struct than :class:`WalkArgs` (a stale build)."""
     spec = importlib.util.find_spec("mteb_stratified.core._walk")
     if spec is None or not spec.origin or not spec.origin.endswith(
             tuple(importlib.machinery.EXTENSION_SUFFIXES)):
         return None
     try:
-        fn = ctypes.CDLL(spec.origin).evaluate_rows
+        lib = ctypes.CDLL(spec.origin)
+        fn, size = lib.evaluate_rows, lib.walk_args_size
     except (OSError, AttributeError):
         return None
-    i64, ptr, i32 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
-    fn.argtypes = [i64, i64, ptr, i32, ptr, i32, ptr, ptr, ptr, i64, i32, i32, i64, ptr, ptr,
-                   i64, ptr, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr,
-                   ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr]
+    size.argtypes, size.restype = [], ctypes.c_int64
+    if size() != ctypes.sizeof(WalkArgs):  # built from another version of _walk.c
+        return None
+    fn.argtypes = [ctypes.POINTER(WalkArgs)]
     fn.restype = ctypes.c_int
     return fn
 
@@ -141,8 +159,10 @@ def compiled_available() -> bool:
     return bool(_load())
 
 
-#: Normalisations of the measures (``_walk.c``'s NORM_*): none (RR, Success), by the ideal DCG
-#: (nDCG), by the cutoff (P), by the relevant count (R, AP); a divisor 0 gives 0.
+#: Normalisations of the measures (``MeasureFamily.norm`` names the key; ``enum walk_norm`` of
+#: ``_walk.c`` the code, as ``NORM_`` + the key in capitals: a test compares): none (RR,
+#: Success), by the ideal DCG (nDCG), by the cutoff (P), by the relevant count (R, AP); a
+#: divisor 0 gives 0.
 NORMS = {"none": 0, "ideal": 1, "k": 2, "rel": 3}
 
 
@@ -189,11 +209,11 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
     def arr(values, dtype):
         return np.ascontiguousarray(values, dtype=dtype) if len(values) else np.zeros(1, dtype)
 
-    kinds = arr([_kind(fam) for fam in families], np.int64)
+    kinds = arr([walk_code(*fam) for fam in families], np.int64)
     fam_levels = arr([0.0 if fam[0] == GAIN_KERNEL else fam[1] for fam in families], np.float64)
     cut, acut = arr(cuts, np.int64), arr(acuts, np.int64)
     lv = arr(levels, np.float64)
-    dcg_codes = arr([_KIND[(GAIN_KERNEL, d)] for d in dcgs], np.int64)
+    dcg_codes = arr([walk_code(GAIN_KERNEL, d) for d in dcgs], np.int64)
     icut = arr([np.iinfo(np.int64).max if k is None else k for k in icuts], np.int64)
     mfam, mcut, mslot = (arr([m[i] for m in measures], np.int64) for i in (0, 1, 3))
     mnorm = arr([NORMS[m[2]] for m in measures], np.int64)
@@ -206,12 +226,16 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
     def p(a):
         return None if a is None else a.ctypes.data
 
-    status = fn(q, n, p(scores), int(scores.dtype == np.float32), p(grades),
-                _GRADE_TYPES[grades.dtype], p(tb), p(nc), p(qg), nj, int(ideal == "candidates"),
-                int(oblivious == "input"), depth, p(disc), p(inv), len(families), p(kinds),
-                p(fam_levels), len(cuts), p(cut), len(acuts), p(acut), len(levels), p(lv),
-                len(dcgs), p(dcg_codes), len(icuts), p(icut), len(measures), p(mfam), p(mcut),
-                p(mnorm), p(mslot), p(mk), p(res), p(audit), p(trunc), p(nrel))
+    args = WalkArgs(
+        q=q, n=n, scores=p(scores), f32=int(scores.dtype == np.float32), grades=p(grades),
+        gtype=_GRADE_TYPES[grades.dtype], tiebreak=p(tb), nc=p(nc), qg=p(qg), nj=nj,
+        ideal_cands=int(ideal == "candidates"), input_order=int(oblivious == "input"),
+        depth=depth, disc=p(disc), inv=p(inv), nf=len(families), kind=p(kinds),
+        level=p(fam_levels), nc_=len(cuts), cut=p(cut), na=len(acuts), acut=p(acut),
+        nl=len(levels), levels=p(lv), nd=len(dcgs), dcgs=p(dcg_codes), nic=len(icuts),
+        icut=p(icut), nm=len(measures), mfam=p(mfam), mcut=p(mcut), mnorm=p(mnorm),
+        marg=p(mslot), mk=p(mk), res=p(res), audit=p(audit), trunc=p(trunc), nrel=p(nrel))
+    status = fn(ctypes.byref(args))
     if status != 0:
         raise MemoryError("the compiled walk ran out of memory")
     return res, audit, trunc.astype(bool), dict(zip(levels, nrel))

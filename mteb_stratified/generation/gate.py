@@ -10,12 +10,12 @@ and ``coverage.md`` with a verdict line (its Markdown:
   (unjudged counts as non-relevant, as trec_eval does).  Precision, recall and Cohen's κ =
   (p_o − p_e) / (1 − p_e) of the judge's "relevant" (grade ≥ 1) against the qrels'.  A
   selection run's judge is the human qrels themselves: not measured (κ = 1 by construction).
-* **system-order agreement**: a panel (BM25 and the packaged all-MiniLM-L6-v2 by default,
-  built by the command; the runs are given here) is scored (nDCG@10, tie-aware expected) on
-  the original and on the added queries: Kendall τ of the panel's order on the two sets,
-  each pair's mean difference with its paired 95% t interval on both, and the share of
-  shared clusters (a cluster holding at least ``min_shared`` queries of each set) where the
-  pair's difference has the same sign.
+* **system-order agreement**: a panel (BM25, the packaged all-MiniLM-L6-v2 and the user's
+  runs, built by :func:`panel_runs`; :func:`validity_gate` takes the runs) is scored
+  (nDCG@10, tie-aware expected) on the original and on the added queries: Kendall τ of the
+  panel's order on the two sets, each pair's mean difference with its paired 95% t interval
+  on both, and the share of shared clusters (a cluster holding at least ``min_shared``
+  queries of each set) where the pair's difference has the same sign.
 * **lexical bias**: the share of queries whose BM25 rank-1 document is relevant, on the added
   and on the original queries (queries built from a document's own words would be found by
   BM25 first; the figure says whether they are).
@@ -45,15 +45,25 @@ from scipy import stats
 
 from ..core import InputError
 from .llm import BudgetExhausted
+from .protocols import judgements
 
-__all__ = ["KAPPA_MIN", "TAU_MIN", "judge_agreement", "judge_check", "system_order",
-           "lexical_bias", "dense_runs", "validity_gate"]
+__all__ = ["KAPPA_MIN", "TAU_MIN", "GATE_QUERIES", "GATE_MIN_QUERIES", "PANEL_DEPTH", "POOL_BIAS",
+           "judge_agreement", "judge_check", "judge_sample", "system_order", "lexical_bias",
+           "dense_runs", "panel_runs", "validity_gate", "run_gate"]
 
 #: κ below this: the judge agrees with the qrels at most slightly (Landis & Koch 1977).
 KAPPA_MIN = 0.2
 #: τ below this: the added queries reverse the panel's order on the original ones.
 TAU_MIN = 0.0
 _MEASURE = "nDCG@10"
+#: The gate's judge sample: this many real queries (one batched judge request each) at most,
+#: and at least GATE_MIN_QUERIES of them, or the judge is not measured.
+GATE_QUERIES, GATE_MIN_QUERIES = 20, 5
+#: The depth of the panel's BM25 and dense runs.
+PANEL_DEPTH = 100
+#: What the gate says of generated qrels ("pool bias", module docstring).
+POOL_BIAS = ("the generated queries' qrels were judged on a BM25{dense} pool, unjudged "
+             "documents count as non-relevant: the pool's systems are favoured on them")
 
 
 def _kappa(judge_rel: np.ndarray, human_rel: np.ndarray) -> dict:
@@ -74,8 +84,6 @@ def judge_agreement(judge, dataset, bm25, *, n_queries: int = 20, per_query: int
                     seed: int = 0) -> dict:
     """The judge against the qrels on real pairs (module docstring).  ``bm25``:
     ``{qid: [doc ids, best first]}`` of the evaluated queries."""
-    from .loop import _judgements
-
     qids = sorted(q for q in dataset.qrels if bm25.get(q))
     rng = np.random.default_rng(seed)
     pick = sorted(rng.choice(len(qids), size=min(n_queries, len(qids)), replace=False).tolist())
@@ -84,7 +92,7 @@ def judge_agreement(judge, dataset, bm25, *, n_queries: int = 20, per_query: int
         q = qids[i]
         docs = [(d, _text(dataset.corpus[d])) for d in bm25[q][:per_query]]
         try:
-            grades, _ = _judgements(judge.judge(dataset.queries[q], docs), judge)
+            grades, _ = judgements(judge.judge(dataset.queries[q], docs), judge)
         except BudgetExhausted as exc:   # keep the pairs graded so far, and say so
             stopped = f"the budget ran out after {done} of {len(pick)} queries ({exc})"
             break
@@ -298,3 +306,93 @@ def _verdict(gate: dict) -> dict:
                 + ". Do not read system comparisons from these queries yet."}
     return {"passed": True, "verdict": "passes the validity gate (κ ≥ 0.2 where measured, "
                                        "τ ≥ 0); read the lexical bias and the baseline beside"}
+
+
+def judge_sample(judge, dataset, bm25_real: dict, *, seed: int = 0, note: str | None = None,
+                 calls=None, judge_batch: int = 8) -> dict:
+    """The gate's judge entry (:func:`judge_check`) on a sample of real pairs: at most
+    :data:`GATE_QUERIES` queries.  With ``calls`` (the LLM path's
+    :class:`~.llm.BudgetedCalls`) it is paid from what the generation left of the budget (one
+    request per query with a ``judge_batch`` of 4 or more): fewer than
+    :data:`GATE_MIN_QUERIES` requests left, a budget spent on the way, or fewer than that many
+    queries graded leaves the judge unmeasured, and says why."""
+    n = GATE_QUERIES
+    if calls is not None and judge is not None:
+        per = -(-4 // max(1, judge_batch))   # requests per query: 4 pooled documents
+        n = min(GATE_QUERIES, calls.remaining // per)
+        if n < GATE_MIN_QUERIES:
+            return judge_check(None, dataset, bm25_real, note=(
+                f"{calls.remaining} LLM calls were left after the generation, fewer than the "
+                f"gate's sample of {GATE_MIN_QUERIES}–{GATE_QUERIES} real queries needs: raise "
+                f"--budget, or bound the generation with --max-candidates"))
+    try:
+        out = judge_check(judge, dataset, bm25_real, note=note, seed=seed, n_queries=n)
+    except BudgetExhausted as exc:
+        return judge_check(None, dataset, bm25_real, note=f"the budget ran out on the "
+                           f"judge's sample ({exc}): raise --budget")
+    if out.get("measured") and out["queries"] < GATE_MIN_QUERIES:
+        why = out.get("stopped") or "no BM25 ranking for the others"
+        return judge_check(None, dataset, bm25_real, note=(
+            f"only {out['queries']} queries were graded ({why}), fewer than the gate's "
+            f"{GATE_MIN_QUERIES}"))
+    return out
+
+
+def _evaluated_queries(dataset) -> dict:
+    """``{qid: text}`` of the evaluated split's judged queries that have a text."""
+    return {q: dataset.queries[q] for q in dataset.qrels if q in dataset.queries}
+
+
+def panel_runs(dataset, added: dict, *, bm25_real: dict, bm25_run, panel: dict | None = None,
+               cache_dir=None, show_progress: bool = False) -> tuple[dict, list]:
+    """``(runs, left_out)``: the panel :func:`validity_gate` scores, ``{system: (run on the
+    original queries, run on the ``added`` ones)}`` — BM25 (``bm25_real`` on the original
+    queries, ``bm25_run`` on the added ones), the packaged MiniLM (:func:`dense_runs`; only
+    when a query was added: nothing to compare otherwise, and no corpus to embed), and each
+    run of ``panel`` ``{name: run}``; ``left_out``: the runs of ``panel`` that rank none of
+    one set (made before the generation, say), each with why.  A query missing from a run
+    that has its set is an empty ranking (nDCG 0, as trec_eval -c counts it)."""
+    real = _evaluated_queries(dataset)
+    runs = {"BM25": (bm25_real, bm25_run(dataset.corpus, added, depth=PANEL_DEPTH)[0]
+                     if added else {})}
+    if added:
+        dense = dense_runs(dataset.corpus, {"real": real, "added": added}, None, cache_dir,
+                           show_progress=show_progress)
+        runs["MiniLM"] = (dense["real"], dense["added"])
+    left_out = []
+    for name, run in (panel or {}).items():
+        for what, qs in (("original", real), ("added", added)):
+            if qs and not any(q in run for q in qs):
+                left_out.append(f"{name}: no ranking for any of the {len(qs)} {what} queries")
+                break
+        else:
+            runs[name] = ({q: run.get(q, {}) for q in real}, {q: run.get(q, {}) for q in added})
+    return runs, left_out
+
+
+def run_gate(dataset, result, *, judge, bm25_run, panel: dict | None = None, seed: int = 0,
+             note: str | None = None, calls=None, judge_batch: int = 8,
+             dense_pool: bool = False, cache_dir=None, show_progress: bool = False) -> dict:
+    """The validity gate of a run's ``result`` (:class:`~.loop.GenerationResult`) on the
+    evaluated split ``dataset``: the judge's sample (:func:`judge_sample`; ``judge`` None: not
+    measured, with the ``note``), the panel (:func:`panel_runs`), :func:`validity_gate`, and
+    ``panel_left_out`` when a run of ``panel`` was left out.  ``bm25_run(corpus, queries,
+    depth=)`` -> ``(run, info)`` is the BM25 retriever
+    (:func:`mteb_stratified.adapters.bm25.bm25_run`); ``dense_pool``: the generated qrels
+    were pooled with the dense model too (the stated pool bias says so); ``cache_dir``: where
+    the corpus embeddings are cached when the embedding cache is off."""
+    bm25_real = bm25_run(dataset.corpus, _evaluated_queries(dataset), depth=PANEL_DEPTH)[0]
+    judged = judge_sample(judge, dataset, bm25_real, seed=seed, note=note, calls=calls,
+                          judge_batch=judge_batch)
+    added = {r["query_id"]: r["query"] for r in result.accepted}
+    runs, left_out = panel_runs(dataset, added, bm25_real=bm25_real, bm25_run=bm25_run,
+                                panel=panel, cache_dir=cache_dir, show_progress=show_progress)
+    gate = validity_gate(
+        dataset, added, {r["query_id"]: r["qrels"] for r in result.accepted},
+        {r["query_id"]: r["landed"][0] for r in result.accepted}, result.original_clusters,
+        runs=runs, baseline=result.baseline, judge=judged,
+        pool_bias=None if result.pool else POOL_BIAS.format(
+            dense=" + dense" if dense_pool else ""))
+    if left_out:
+        gate["panel_left_out"] = left_out
+    return gate

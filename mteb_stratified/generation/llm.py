@@ -130,7 +130,8 @@ class BudgetExhausted(Exception):
 
 
 def CallCache(path: str) -> AnswerCache:
-    """The generator's cache: the ``calls`` table of an :class:`~mteb_stratified.llm.AnswerCache`."""
+    """The generator's cache: the ``calls`` table of an
+    :class:`~mteb_stratified.llm.AnswerCache`."""
     return AnswerCache(path, table="calls")
 
 

@@ -66,10 +66,10 @@ from ..core.cells import GRID, CellGrid
 from ..io.corpus_text import doc_text
 from ..core.strata import document_dispersion
 from .llm import BudgetExhausted
-from .protocols import QueryWriter, RelevanceJudge, Target, Verifier
+from .protocols import QueryWriter, RelevanceJudge, Target, Verifier, judgements
 
 __all__ = ["GenerationConfig", "GenerationResult", "generate_queries", "REASONS",
-           "rank_targets"]
+           "rank_targets", "normalize_query"]
 
 #: Why a candidate was rejected (first failing check).
 REASONS = {
@@ -219,16 +219,14 @@ class _State:
         return out
 
     def coverage(self) -> dict:
+        """``{"n_queries", "cluster", "cell"}``: the coverage summary of each level
+        (:meth:`~mteb_stratified.core.coverage.Coverage.summary`)."""
         p = np.asarray(self.primary, dtype=np.int64)
         cl = cluster_coverage(p, self.mass, n_min=self.n_min, labels=self.labels)
         ce = cell_coverage(p, np.asarray(self.dbin), np.asarray(self.jbin), self.mass,
                            n_min=self.n_min, labels=self.labels, grid=self.grid)
-        return {"n_queries": len(self.primary),
-                "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
-                            "units": cl.weighted_units, "weightless": cl.weightless,
-                            "uncovered_mass": cl.uncovered_mass},
-                "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered,
-                         "units": ce.weighted_units}}
+        # the schema's keys, with its meanings (core/coverage.py: SUMMARY_KEYS)
+        return {"n_queries": len(self.primary), "cluster": cl.summary(), "cell": ce.summary()}
 
 
 def rank_targets(cluster_counts, cell_counts, mass, n_min: int, *, labels=None,
@@ -488,8 +486,8 @@ class _Progress:
     and ``result`` of the :class:`CoverageStart`); all else :class:`_Rounds` holds is fixed at
     the start.
 
-    * ``existing``: the queries' texts (:func:`_norm`), the original and the accepted ones: no
-      query twice;
+    * ``existing``: the queries' texts (:func:`normalize_query`), the original and the accepted
+      ones: no query twice;
     * ``attempts``: ``{cell: attempts so far}``; ``exhausted``: the cells not to target again
       (``max_attempts`` reached, or no seed set reaches them); ``infeasible``: the cells no
       seed draw reaches (reported);
@@ -532,7 +530,7 @@ class _Rounds:
         self.writes = tuple(getattr(writer, "alignment_ranks", None) or _J_RANK_ORDER)
         self.result.targets["writer_alignment_ranks"] = list(self.writes)
         self.j_order = _j_order(cfg.seed, self.writes)
-        self.progress = _Progress(existing={_norm(t) for t in dataset.queries.values()})
+        self.progress = _Progress(existing={normalize_query(t) for t in dataset.queries.values()})
 
     def stop_reason(self, cov: dict) -> str | None:
         """Why the loop stops before this round, on the coverage ``cov`` at its start (the
@@ -629,7 +627,7 @@ class _Rounds:
                 self.result.candidates.append(record)
                 stop = stop or f"budget spent ({outcome})"
                 continue
-            if outcome is not None and _norm(record["query"]) in progress.existing:
+            if outcome is not None and normalize_query(record["query"]) in progress.existing:
                 record.update(status="rejected", reason="duplicate_query",
                               detail="the same text as a query accepted in this round")
                 outcome = None
@@ -647,7 +645,7 @@ class _Rounds:
         """An accepted candidate: its landed cell codes ``cell`` join the coverage, its text
         the existing queries, and it gets the next query id."""
         self.state.add(*cell)
-        self.progress.existing.add(_norm(record["query"]))
+        self.progress.existing.add(normalize_query(record["query"]))
         record["query_id"] = f"gen-{self.cfg.seed}-{len(self.result.accepted) + 1:04d}"
         self.result.accepted.append(record)
 
@@ -691,7 +689,7 @@ def _j_order(seed: int, writes):
     return order
 
 
-def _norm(text: str) -> str:
+def normalize_query(text: str) -> str:
     """A query's text for the duplicate check: lower case, single spaces."""
     return " ".join(text.lower().split())
 
@@ -757,7 +755,7 @@ class _Context:
             record.update(status="rejected", reason="writer_declined" if declined else "no_query")
             return None
         record["query"] = query
-        if _norm(query) in existing:
+        if normalize_query(query) in existing:
             record.update(status="rejected", reason="duplicate_query")
             return None
         with self.cpu:
@@ -765,7 +763,7 @@ class _Context:
         record["pool"] = pooled
         with self.cpu if not _calls_llm(self.judge) else _NOLOCK:
             judged = self.judge.judge(query, self._text(pooled["pool"]), seeds=tuple(seed_ids))
-        grades, rules = _judgements(judged, self.judge)
+        grades, rules = judgements(judged, self.judge)
         record["judgements"], record["judged_by"] = grades, rules
         qrels = {d: g for d, g in grades.items() if g is not None and g >= cfg.level}
         if not qrels:
@@ -823,18 +821,3 @@ def _calls_llm(part) -> bool:
     """Does the part send requests (its steps may overlap with other candidates')?  Parts that
     say nothing run under the CPU lock, one candidate at a time."""
     return bool(getattr(part, "sends_requests", False))
-
-
-def _judgements(judged: dict, judge) -> tuple[dict, dict]:
-    """``({doc: grade}, {doc: rule})`` from a judge's answer: grades, or ``(grade, rule)`` pairs
-    (a judge that gives plain grades judged every document by its own ``params()["rule"]``, or
-    by its kind)."""
-    params = judge.params()
-    default = str(params.get("rule") or params.get("kind") or type(judge).__name__)
-    grades, rules = {}, {}
-    for d, v in judged.items():
-        if isinstance(v, tuple):
-            grades[d], rules[d] = v[0], str(v[1])
-        else:
-            grades[d], rules[d] = v, default
-    return grades, rules

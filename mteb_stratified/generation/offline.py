@@ -67,7 +67,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.strata import soft_containment
-from .loop import _norm
+from .loop import normalize_query
 
 __all__ = ["OFFLINE_VERSION", "OFFLINE_KIND", "EntityNeighbours", "OfflineQueryWriter",
            "OfflineJudge", "OfflineVerifier", "offline_parts"]
@@ -300,7 +300,7 @@ class OfflineQueryWriter:
             forms = TEMPLATES[len(mix)]
             for t in rng.permutation(len(forms)):
                 text = forms[int(t)].format(*mix)
-                if self.entities(text) == frozenset(mix) and _norm(text) not in titles:
+                if self.entities(text) == frozenset(mix) and normalize_query(text) not in titles:
                     return text, (f"{OFFLINE_VERSION} {rank} J: entities {mix}, "
                                   f"template {int(t)} of {len(forms)}")
         return None, f"declined: no phrasing of the {rank}-J entity mixes re-extracts as built"
@@ -308,7 +308,7 @@ class OfflineQueryWriter:
 
 def _titles(docs: Sequence[tuple[str, str]]) -> set:
     """The documents' titles (the text before the first ". " of ``title. text``), normalised."""
-    return {_norm(t.split(". ")[0]) for _, t in docs}
+    return {normalize_query(t.split(". ")[0]) for _, t in docs}
 
 
 def _seed_set_key(seed_ids) -> int:
@@ -368,7 +368,7 @@ class OfflineVerifier:
         content = [w.strip(",?") for w in words if w.strip(",?") not in _FUNCTION_WORDS]
         ents = sorted(self.entities(query))
         rel = [d for d, _ in docs]
-        titles = _titles(docs)
+        untitled = normalize_query(query) not in _titles(docs)
         checks = [
             _check("length", self.MIN_WORDS <= len(words) <= self.MAX_WORDS,
                    f"{len(words)} words (allowed {self.MIN_WORDS}–{self.MAX_WORDS})"),
@@ -376,8 +376,8 @@ class OfflineVerifier:
             _check("no_repeated_word", len(set(content)) == len(content),
                    "every content word once" if len(set(content)) == len(content)
                    else "a content word repeats"),
-            _check("not_a_title", _norm(query) not in titles, "differs from every relevant "
-                   "document's title" if _norm(query) not in titles else "copies a title"),
+            _check("not_a_title", untitled, "differs from every relevant document's title"
+                   if untitled else "copies a title"),
         ]
         carried = set().union(*(self.doc_entities.get(d, set()) for d in rel)) if rel else set()
         self.neighbours.vectors(ents)  # the query's entities outside the graph: one batch

@@ -31,7 +31,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from ..core.cells import GRID, CellGrid
 
-__all__ = ["Target", "QueryWriter", "RelevanceJudge", "Verifier", "Strategy"]
+__all__ = ["Target", "QueryWriter", "RelevanceJudge", "Verifier", "Strategy", "judgements"]
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,18 @@ class Strategy(Protocol):
         """What the output records about how its queries were found (``provenance`` of
         :func:`~.output.write_dataset`)."""
         ...
+
+
+def judgements(judged: dict, judge: RelevanceJudge) -> tuple[dict, dict]:
+    """``({doc: grade}, {doc: rule})`` from a :meth:`RelevanceJudge.judge` answer: grades, or
+    ``(grade, rule)`` pairs (a judge that gives plain grades judged every document by its own
+    ``params()["rule"]``, or by its kind, else its class name)."""
+    params = judge.params()
+    default = str(params.get("rule") or params.get("kind") or type(judge).__name__)
+    grades, rules = {}, {}
+    for d, v in judged.items():
+        if isinstance(v, tuple):
+            grades[d], rules[d] = v[0], str(v[1])
+        else:
+            grades[d], rules[d] = v, default
+    return grades, rules

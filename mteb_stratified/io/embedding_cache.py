@@ -43,6 +43,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..core.errors import InputError
+
 __all__ = ["ENV", "EmbeddingKey", "EmbeddingCache", "Lookup", "texts_hash", "cache_folder",
            "user_cache_root", "using", "default_cache"]
 
@@ -83,6 +85,9 @@ def using(folder: str | None) -> Iterator[None]:
     if folder is None:
         yield
         return
+    if not str(folder).strip():
+        raise InputError("the embedding cache folder is an empty string",
+                         fix="name a folder, or 'off' for no cache")
     token = _CHOSEN.set(str(folder))
     try:
         yield

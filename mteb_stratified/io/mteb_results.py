@@ -33,19 +33,21 @@ from pathlib import Path
 
 from ..core.errors import InputError, InputWarning
 from ..core.per_query import PerQuery
+from ..core.results import ARRANGEMENT_KEYS
 from ..core.query_set import QuerySet, base_task_name
 from ..naming import canonical_name
 from .files import open_text, read_bytes, utf8_error
 from .numbers import parse_number
 
-__all__ = ["query_set_of", "recorded_query_set", "load_task_result", "is_own_file", "task_result_files", "model_of",
+__all__ = ["query_set_of", "recorded_query_set", "evaluated_query_set", "load_task_result",
+           "is_own_file", "task_result_files", "model_of",
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
            "check_task_name", "check_matches_results", "PER_QUERY_KEYS", "ResultsInput",
            "expand_results", "resolve_inputs", "read_values", "copy_target",
            "distinct_results", "distinct_inputs"]
 
 #: The tie-aware values of one measure and query in the per-query CSV.
-PER_QUERY_KEYS = ("expected", "min", "max", "oblivious")
+PER_QUERY_KEYS = ARRANGEMENT_KEYS
 
 _OWN_NAMES = {"model_meta.json"}
 _OWN_SUFFIXES = ("_predictions.json",)
@@ -625,6 +627,13 @@ def recorded_query_set(data: dict, split: str) -> QuerySet:
     it records none: :meth:`QuerySet.from_scores`)."""
     entries = [e for e in data["scores"].get(split, ()) if isinstance(e, dict)]
     return QuerySet.from_scores(entries[0], split) if entries else QuerySet(str(split))
+
+
+def evaluated_query_set(queries, data: dict, split: str) -> QuerySet:
+    """The query set of the evaluated ``queries`` of a results file (``data``), with the
+    quick-run subset the file records (:func:`recorded_query_set`): what ``stratify`` and
+    ``report`` group results by."""
+    return QuerySet.of(queries, split, subset=recorded_query_set(data, split).subset)
 
 
 def query_set_of(path, data: dict, split: str, measure: str) -> QuerySet:

@@ -29,11 +29,12 @@ import math
 import re
 import textwrap
 
+from ..core.per_query import TIE_AWARE_KEYS
 from ..io.markdown import md_cell
 
 __all__ = ["build_report", "write_html", "write_report_pair", "report_pair_problem",
            "to_markdown", "render_html", "what_this_says",
-           "GLOSSARY", "md_cell", "stratum_name", "evaluated_name", "require_matplotlib",
+           "GLOSSARY", "stratum_name", "evaluated_name", "require_matplotlib",
            "system_labels"]
 
 #: No mathtext, no TeX: a user string (``$\foo^$``) is drawn as the plain text it is.
@@ -968,7 +969,7 @@ def _tie_rows(report, names) -> list:
     systems = report["systems"]
     return [[n] + [_fmt(systems[n].estimate("pooled", value=k).estimate, signed=k == "bias")
                    if k in systems[n].estimates else "–"
-                   for k in ("expected", "min", "max", "oblivious", "bias")] for n in names]
+                   for k in TIE_AWARE_KEYS] for n in names]
 
 
 def _ties_html(report) -> list:
@@ -979,8 +980,7 @@ def _ties_html(report) -> list:
             parts.append(f"<h3>{_esc(label)}</h3>")
         fid = "ties" if k == 0 else f"ties-{k + 1}"
         parts.append(f"<figure id='{fid}'>{_tie_panel(report, names, label)}</figure>")
-        parts.append(_table(["system", "expected", "min", "max", "oblivious", "bias"],
-                            _tie_rows(report, names)))
+        parts.append(_table(["system", *TIE_AWARE_KEYS], _tie_rows(report, names)))
     return parts
 
 
@@ -1105,8 +1105,8 @@ def to_markdown(report: dict) -> str:
             lines.append("| " + " | ".join(md_cell(x) for x in r) + " |")
     for label, names in groups:
         lines += ["", f"Ties of {measure}, pooled" + (f", {md_cell(label)}" if label else "")
-                  + ":", "", "| system | expected | min | max | oblivious | bias |",
-                  "|---|---|---|---|---|---|"]
+                  + ":", "", "| " + " | ".join(("system", *TIE_AWARE_KEYS)) + " |",
+                  "|" + "---|" * (1 + len(TIE_AWARE_KEYS))]
         lines += ["| " + " | ".join(md_cell(x) for x in r) + " |"
                   for r in _tie_rows(report, names)]
     lines += ["", "| system | uncovered weight | bounds (metric 0/1 there) | spread (all strata) "

@@ -17,7 +17,9 @@ this package joins them to a structure artifact and a BEIR dataset.
 * :mod:`.power` — the minimum detectable effect of a test on the evaluated strata;
 * :mod:`.bundled` — the bundled NFCorpus test queries' strata, with no extractor at run time;
 * :mod:`.context` — (artifact, dataset, strata) for a structure, a dataset and a split, loaded
-  once per process: what ``stratify`` and ``report`` map their flags onto.
+  once per process: what ``stratify`` and ``report`` map their flags onto;
+* :mod:`.results` — :func:`stratify_results`: strata blocks written into MTEB results files
+  (what ``stratify`` runs), with typed outcomes.
 """
 
 from .bins import ALIGNMENTS, SOFT_TAU, check_alignment, corpus_bins
@@ -30,6 +32,8 @@ from .pairs import paired_summary
 from .variation import GapVariation, gap_variation
 from .summary import BoundedEstimate, StratifiedSummary
 from .reference import reference_bins
+from .results import (GeneratedApart, StrataWarning, StratifiedFile, StratifyResult,
+                      stratify_results)
 from .weights import cluster_weights
 
 __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
@@ -37,4 +41,6 @@ __all__ = ["corpus_bins", "reference_bins", "INTERVAL_RULE", "align_strata",
            "SOFT_TAU", "check_alignment", "cluster_weights", "strata_for_dataset",
            "DEFAULT_MIN_QUERIES", "EvaluatedStrata", "evaluated_strata", "paired_summary",
            "GENERATED_APART", "split_origin", "gate_verdict", "Context", "load_context",
-           "StratifiedSummary", "BoundedEstimate", "GapVariation", "gap_variation"]
+           "StratifiedSummary", "BoundedEstimate", "GapVariation", "gap_variation",
+           "stratify_results", "StratifyResult", "StratifiedFile", "StrataWarning",
+           "GeneratedApart"]

@@ -29,7 +29,7 @@ from ..core.per_query import PerQuery
 from ..core.strata import check_scheme
 from ..naming import mteb_key
 from .dataset import GENERATED_APART
-from .grain import DEFAULT_MIN_QUERIES, cell_strata, evaluated_strata
+from .grain import DEFAULT_MIN_QUERIES, estimation_design, evaluated_strata
 from .lexical import alignment_adds
 from .power import detectable_effect
 from .summary import INTERVAL_RULE, BoundedEstimate, StratifiedSummary, bounded, clip, finite
@@ -89,17 +89,6 @@ def _stratum_key(label):
 def _cluster_of(label) -> int:
     """The evaluated stratum of a label: ``s`` or a cell ``(s, Δ level, J level)``."""
     return int(label[0]) if isinstance(label, (tuple, list)) else int(label)
-
-
-def _design(ev, scheme: str) -> StratifiedDesign:
-    """The estimation design at the evaluated grain: a stratum per tree node (``cluster``), or
-    per cell of it (``cell``, :func:`.grain.cell_strata`)."""
-    if scheme == "cluster":
-        return StratifiedDesign.from_strata(ev.strata, ev.mass(), scheme="cluster")
-    labels, weights = cell_strata(ev)
-    return StratifiedDesign.from_labels(labels, weights, queries=ev.strata.queries,
-                                        scheme="cell",
-                                        excluded=[e.qid for e in ev.strata.excluded])
 
 
 def _covered_design(ev) -> StratifiedDesign:
@@ -248,7 +237,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     sub, not_evaluated = align_strata(strata, pq.queries)
     evaluated = set(pq.queries)
     ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
-    design = _design(ev, scheme)
+    design = estimation_design(ev, scheme)
     columns = pq.subset(sub.queries)   # in design order: every estimator below reuses it
     expected = columns.column("expected")
     cluster_cov, cell_cov = _coverage(sub, artifact, n_min)
@@ -265,12 +254,14 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
                                             minlength=grid.n_dispersion).tolist(),
                   "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
                                            minlength=grid.n_alignment).tolist()}
+    strata_warnings, origin_warning = _warnings(sub, bin_counts, ev), _origin_warning(origin, gate)
     return StratifiedSummary(
         measure=measure, scheme=scheme, corpus_fingerprint=artifact.corpus_fingerprint,
         n_clusters=artifact.n_clusters, tree_levels=artifact.cluster_tree.n_levels,
         grain=ev.describe(), bins=sub.bins, levels=grid.dispersion_levels,
         alignment_levels=grid.alignment_levels, bin_counts=bin_counts,
-        warnings=_warnings(sub, bin_counts, ev) + _origin_warning(origin, gate),
+        warnings=strata_warnings + origin_warning,
+        warning_kinds=("strata",) * len(strata_warnings) + ("origin",) * len(origin_warning),
         origin=origin, gate_verdict=gate if origin != "original" else None,
         generated=_generated_apart(pq, strata, columns, confidence_level),
         n_queries=sub.n_queries, excluded=strata.excluded,
@@ -360,7 +351,7 @@ def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artif
     shared = set.intersection(*(set(v) for v in exp.values()))
     sub, _ = align_strata(strata, sorted(shared))
     ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
-    design = _design(ev, scheme)
+    design = estimation_design(ev, scheme)
     rep = decision_stability({s: {q: v[q] for q in sub.queries} for s, v in exp.items()}, design,
                              confidence_level=confidence_level)
     d = rep.to_dict()

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import InputError, QueryStrata
+from ..core import InputError, QueryStrata, StratifiedDesign
 from ..core.hierarchy import DEFAULT_MIN_QUERIES, TreeCut, check_min_queries
 from ..core.hierarchy import cut as cut_by
 
-__all__ = ["EvaluatedStrata", "evaluated_strata", "cell_strata", "unit_name",
+__all__ = ["EvaluatedStrata", "evaluated_strata", "cell_strata", "estimation_design", "unit_name",
            "DEFAULT_MIN_QUERIES", "DEFAULT_CUT"]
 
 #: The rule that cuts the tree: the most even strata it allows.  Chosen on NFCorpus dev, where it
@@ -162,3 +162,14 @@ def cell_strata(ev: EvaluatedStrata) -> tuple[list, dict]:
     for lab in out:
         weights[lab] = weights.get(lab, 0.0) + ev.weights[lab[0]] / max(n_s[lab[0]], 1)
     return out, weights
+
+
+def estimation_design(ev: EvaluatedStrata, scheme: str) -> StratifiedDesign:
+    """The estimation design at the evaluated grain: a stratum per tree node (``cluster``), or
+    per cell of it (``cell``, :func:`cell_strata`)."""
+    if scheme == "cluster":
+        return StratifiedDesign.from_strata(ev.strata, ev.mass(), scheme="cluster")
+    labels, weights = cell_strata(ev)
+    return StratifiedDesign.from_labels(labels, weights, queries=ev.strata.queries,
+                                        scheme="cell",
+                                        excluded=[e.qid for e in ev.strata.excluded])

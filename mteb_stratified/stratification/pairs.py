@@ -35,8 +35,8 @@ from ..core.chance import (SPLIT_HALF_RESAMPLES, flip_test, paired_heterogeneity
                            split_half_reliability, stratum_differences)
 from ..core.coverage import DEFAULT_N_MIN
 from ..core.per_query import PerQuery
-from .block import _design, align_strata
-from .grain import DEFAULT_MIN_QUERIES, evaluated_strata, unit_name
+from .block import align_strata
+from .grain import DEFAULT_MIN_QUERIES, estimation_design, evaluated_strata, unit_name
 from .power import detectable_effect
 from .variation import gap_variation, topic_level
 
@@ -158,7 +158,7 @@ def paired_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artifact
     shared = set.intersection(*(set(v) for v in exp.values()))
     sub, _ = align_strata(strata, sorted(shared))
     ev = evaluated_strata(sub, artifact, min_queries=min_queries, level=level)
-    design = _design(ev, scheme)
+    design = estimation_design(ev, scheme)
     vals = {s: np.array([v[q] for q in sub.queries], dtype=np.float64) for s, v in exp.items()}
     pairs = [_pair(a, b, vals[a], vals[b], ev, design, n_min=n_min, n_resamples=n_resamples,
                    seed=seed, confidence_level=confidence_level, power=power,

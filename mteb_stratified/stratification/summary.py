@@ -31,6 +31,7 @@ from typing import Mapping
 from ..core.chance import HeterogeneityResult, SplitHalfResult
 from ..core.coverage import Coverage, Gap
 from ..core.estimators import Estimate
+from ..core.jsonsafe import frozen_json
 from ..core.results import ConfidenceInterval
 from ..core.strata import Bins
 
@@ -74,17 +75,8 @@ def bounded(d: dict, key: str) -> dict:
     return d
 
 
-def _frozen(obj):
-    """Read-only copy of JSON-ready data: mappings → MappingProxyType, lists → tuples."""
-    if isinstance(obj, Mapping):
-        return MappingProxyType({k: _frozen(v) for k, v in obj.items()})
-    if isinstance(obj, (list, tuple)):
-        return tuple(_frozen(v) for v in obj)
-    return obj
-
-
 def _thawed(obj):
-    """JSON-ready copy of :func:`_frozen` data (tuples back to lists)."""
+    """JSON-ready copy of frozen data (``__post_init__``: tuples back to lists)."""
     if isinstance(obj, Mapping):
         return {k: _thawed(v) for k, v in obj.items()}
     if isinstance(obj, tuple):
@@ -154,7 +146,8 @@ class StratifiedSummary:
     bins : the corpus' Δ/J cut-points; ``levels``/``alignment_levels`` their bin names and
         ``bin_counts`` the queries per bin.
     warnings : what a reader must know (a bin holding every query, a short grain, generated
-        queries).
+        queries); ``warning_kinds`` the kind of each, in order: ``"strata"`` (the strata's
+        own) or ``"origin"`` (every query of the split is generated); not in the JSON block.
     origin, gate_verdict : original or generated queries, and the generator's gate verdict.
     generated : generated queries reported apart from the estimates (or None).
     n_queries, excluded, n_excluded_evaluated, not_evaluated : the stratified queries, the
@@ -212,12 +205,15 @@ class StratifiedSummary:
     n_resamples: int
     seed: int
     confidence_level: float
+    warning_kinds: tuple = ()
 
     def __post_init__(self) -> None:
         for name in ("grain", "bin_counts", "generated", "bounds", "per_stratum", "power",
                      "alignment_vs_lexical", "spread_min_n", "clusters", "cells"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
-        for name in ("levels", "alignment_levels", "warnings", "excluded"):
+            # read-only copies: mappings → MappingProxyType, lists → tuples
+            object.__setattr__(self, name, frozen_json(getattr(self, name),
+                                                       mapping=MappingProxyType, sequence=tuple))
+        for name in ("levels", "alignment_levels", "warnings", "excluded", "warning_kinds"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "estimates", MappingProxyType(
             {k: MappingProxyType({m: MappingProxyType(dict(e)) for m, e in by.items()})

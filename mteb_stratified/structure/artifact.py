@@ -49,6 +49,7 @@ import os
 from typing import Iterable
 
 from ..core.errors import InputError
+from ..core.jsonsafe import ReadOnlyDict, frozen_json
 from ..io.files import GZIP_RATIO_ENV, numbered_lines, parse_json, read_bytes, utf8_error
 from ..io.outputs import atomic_write, fsync_dir, remove_orphan_temps
 from .fingerprint import corpus_fingerprint
@@ -100,46 +101,6 @@ def _record(data: bytes) -> dict:
 
 
 _REBUILD = REBUILD_FIX
-
-
-def _read_only(*_args, **_kwargs):
-    raise TypeError("a structure artifact is read-only: make a changed copy "
-                    "(StructureArtifact.with_bins) instead")
-
-
-class _ReadOnlyDict(dict):
-    """A dict that refuses changes (still a dict: JSON, equality and copies work as for one)."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = _read_only
-    clear = pop = popitem = setdefault = update = _read_only
-
-    def __reduce__(self):
-        return type(self), (dict(self),)
-
-
-class _ReadOnlyList(list):
-    """A list that refuses changes (still a list)."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
-    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
-
-    def __reduce__(self):
-        return type(self), (list(self),)
-
-
-def _frozen(value):
-    """``value`` (JSON-like: dicts, lists, tuples, sets, scalars) as read-only containers."""
-    if isinstance(value, dict):
-        return _ReadOnlyDict((k, _frozen(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return _ReadOnlyList(_frozen(v) for v in value)
-    if isinstance(value, tuple):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return frozenset(value)
-    return value
 
 
 def _reread(exc: InputError, path: str, line: int, what: str = "") -> InputError:
@@ -410,16 +371,16 @@ class StructureArtifact:
             for name in e.get("aliases", ()):
                 alias[name] = e["name"]
         self.__dict__.update(
-            metadata=_frozen(metadata), entities=_frozen(entities),
-            doc_entities=_ReadOnlyDict((d, frozenset(v)) for d, v in doc_entities.items()),
-            clusters=_frozen(clusters),
-            doc_cluster_weights=_ReadOnlyDict(
-                (d, _ReadOnlyDict((int(c), float(w)) for c, w in ws.items()))
+            metadata=frozen_json(metadata), entities=frozen_json(entities),
+            doc_entities=ReadOnlyDict((d, frozenset(v)) for d, v in doc_entities.items()),
+            clusters=frozen_json(clusters),
+            doc_cluster_weights=ReadOnlyDict(
+                (d, ReadOnlyDict((int(c), float(w)) for c, w in ws.items()))
                 for d, ws in doc_cluster_weights.items()),
-            cluster_mass=_ReadOnlyDict((int(c["id"]), float(c["mass"])) for c in clusters),
-            cluster_labels=_ReadOnlyDict((int(c["id"]), str(c["label"])) for c in clusters),
-            entity_cluster=_ReadOnlyDict((e["name"], int(e["cluster"])) for e in entities),
-            cluster_levels=_frozen(list(cluster_levels or [])),
+            cluster_mass=ReadOnlyDict((int(c["id"]), float(c["mass"])) for c in clusters),
+            cluster_labels=ReadOnlyDict((int(c["id"]), str(c["label"])) for c in clusters),
+            entity_cluster=ReadOnlyDict((e["name"], int(e["cluster"])) for e in entities),
+            cluster_levels=frozen_json(list(cluster_levels or [])),
             _alias=alias, _meta_path=source, _tree=None)
 
     def __setattr__(self, name: str, value) -> None:
@@ -485,7 +446,7 @@ class StructureArtifact:
         if bins is not None:
             metadata["bins"] = bins
         new = copy.copy(self)
-        new.__dict__["metadata"] = _frozen(metadata)
+        new.__dict__["metadata"] = frozen_json(metadata)
         return new
 
     def with_metadata(self, key: str, value) -> "StructureArtifact":
@@ -495,7 +456,7 @@ class StructureArtifact:
         if value is not None:
             metadata[key] = value
         new = copy.copy(self)
-        new.__dict__["metadata"] = _frozen(metadata)
+        new.__dict__["metadata"] = frozen_json(metadata)
         return new
 
     def canonical(self, name: str) -> str:

@@ -158,12 +158,12 @@ def cached_array(path: str | None, compute) -> np.ndarray:
 def model_identity(model: str | None) -> dict | None:
     """What decides a model's weights, for the embedding cache's key
     (:mod:`mteb_stratified.io.embedding_cache`): ``{"name", "path", "files_sha256"}``, the hash
-    over its folder's weight, config and tokenizer files (:func:`.static_embed._files_hash`,
-    computed once per folder and process).  A hub name is hashed in its local Hugging Face
-    snapshot; None when no folder is found (such a model is not cached: its weights are not
-    known before it loads)."""
+    over its folder's weight, config and tokenizer files
+    (:func:`.static_embed.model_files_hash`, computed once per folder and process).  A hub
+    name is hashed in its local Hugging Face snapshot; None when no folder is found (such a
+    model is not cached: its weights are not known before it loads)."""
     from .sentence_model import DEFAULT_MODEL, resolve_model
-    from .static_embed import _files_hash
+    from .static_embed import model_files_hash
 
     path = resolve_model(model)
     if not os.path.isdir(path):
@@ -176,7 +176,7 @@ def model_identity(model: str | None) -> dict | None:
             return None
         path = os.path.dirname(found)
     return {"name": model or DEFAULT_MODEL, "path": os.path.abspath(path),
-            "files_sha256": _files_hash(path)}
+            "files_sha256": model_files_hash(path)}
 
 
 def embedding_versions() -> dict:

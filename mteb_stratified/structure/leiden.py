@@ -56,9 +56,20 @@ import numpy as np
 from .._optional import require
 from ..core.errors import InputError
 
-__all__ = ["LeidenClustering", "renumber_by_size", "objective_value", "BACKENDS"]
+__all__ = ["LeidenClustering", "renumber_by_size", "objective_value", "BACKENDS",
+           "valid_iterations", "ITERATIONS_RULE"]
 
 OBJECTIVES = ("modularity", "cpm")
+
+#: What a Leiden iteration count may be (the one rule: the estimator, the config and the CLI).
+ITERATIONS_RULE = "a positive integer, or -1 (until an iteration gains nothing)"
+
+
+def valid_iterations(x) -> bool:
+    """Whether ``x`` is a Leiden iteration count (:data:`ITERATIONS_RULE`): an integer >= 1 or
+    exactly -1, not a bool."""
+    return (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+            and (x >= 1 or x == -1))
 
 #: Who runs Leiden (module docstring): igraph's C ``community_leiden``, or ``leidenalg``.
 BACKENDS = ("igraph", "leidenalg")
@@ -141,9 +152,9 @@ class LeidenClustering:
             (isinstance(self.seed, (int, np.integer)) and not isinstance(self.seed, bool)
              and self.seed >= 0, f"seed must be an integer >= 0, got {self.seed!r}",
              "e.g. seed=0"),
-            (isinstance(self.n_iterations, (int, np.integer)) and self.n_iterations != 0,
-             f"n_iterations must be a positive integer or -1, got {self.n_iterations!r}",
-             "e.g. n_iterations=2 (-1: until an iteration gains nothing)"),
+            (valid_iterations(self.n_iterations),
+             f"n_iterations must be {ITERATIONS_RULE}, got {self.n_iterations!r}",
+             "e.g. n_iterations=2"),
             (self.split_above is None or self.split_above >= 0,
              f"split_above must be >= 0 or None, got {self.split_above!r}",
              "e.g. split_above=50000, or None to never split"),

@@ -38,6 +38,7 @@ from .artifact import ARTIFACT_FORMAT, StructureArtifact
 from .embed import EMBEDDING_METHODS
 from .fingerprint import corpus_fingerprint, settings_hash
 from .leiden import BACKENDS as LEIDEN_BACKENDS
+from .leiden import ITERATIONS_RULE, valid_iterations
 from .levels import MAX_LEAF_RESOLUTION, MAX_LEAF_SIZE
 from .normalise import NORMALISER_VERSION
 
@@ -55,11 +56,6 @@ def _positive(x) -> bool:
     """A finite real number > 0 (not a bool)."""
     return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
             and x > 0)
-
-
-def _iterations(x) -> bool:
-    """A Leiden iteration count: a positive integer, or −1 (until an iteration gains nothing)."""
-    return isinstance(x, int) and not isinstance(x, bool) and (x >= 1 or x == -1)
 
 
 @dataclass(frozen=True)
@@ -121,10 +117,10 @@ class StructureConfig:
              f"choose one of {', '.join(CLUSTER_MAPS)}"),
             (self.min_cluster_size >= 1, "min_cluster_size must be >= 1", "e.g. 3"),
             (self.consensus_runs >= 1, "consensus_runs must be >= 1", "e.g. 10"),
-            (_iterations(self.n_iterations), "n_iterations must be a positive integer or -1",
-             "e.g. 2 (-1: until an iteration gains nothing)"),
-            (_iterations(self.consensus_iterations),
-             "consensus_iterations must be a positive integer or -1", "e.g. 2"),
+            (valid_iterations(self.n_iterations), f"n_iterations must be {ITERATIONS_RULE}",
+             "e.g. 2"),
+            (valid_iterations(self.consensus_iterations),
+             f"consensus_iterations must be {ITERATIONS_RULE}", "e.g. 2"),
             (self.leiden_backend in LEIDEN_BACKENDS,
              f"unknown leiden_backend {self.leiden_backend!r}",
              f"choose one of {', '.join(LEIDEN_BACKENDS)}"),

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["StaticEmbedding", "distill", "cache_folder", "STATIC_METHOD"]
+__all__ = ["StaticEmbedding", "distill", "cache_folder", "model_files_hash", "STATIC_METHOD"]
 
 #: Recorded in the artifact: what an entity embedding is when the static path made it.
 STATIC_METHOD = "model2vec-distill"
@@ -52,7 +52,7 @@ def cache_folder() -> str:
     return os.path.join(root, "static-embeddings")
 
 
-def _files_hash(folder: str) -> str:
+def model_files_hash(folder: str) -> str:
     """sha256 over the model folder's weight, config and tokenizer files (name and bytes),
     computed once per folder and process (every embedding call of a build asks for it)."""
     if folder not in _HASHES:
@@ -177,7 +177,8 @@ def distill(model: str | None = None, *, pca_dims: int = 256, sif_coefficient: f
                                         "or choose --entity-embedding model")
     params = {"method": STATIC_METHOD, "pca_dims": int(pca_dims),
               "sif_coefficient": float(sif_coefficient)}
-    key = hashlib.sha256((_files_hash(path) + repr(sorted(params.items()))).encode()).hexdigest()
+    key = hashlib.sha256((model_files_hash(path) + repr(sorted(params.items()))).encode()
+                         ).hexdigest()
     if key in _LOADED:
         return _LOADED[key]
     from tokenizers import Tokenizer

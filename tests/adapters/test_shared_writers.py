@@ -209,7 +209,7 @@ def test_in_place_stratify_of_two_splits_at_once_keeps_both_blocks(tmp_path, mon
 _SAVE = """
 import os, sys, time
 from types import SimpleNamespace
-from mteb_stratified.cli.stratify import _save
+from mteb_stratified.stratification.results import save_block as _save
 from mteb_stratified.io.mteb_results import load_task_result
 path, split, go = sys.argv[1], sys.argv[2], sys.argv[3]
 item = SimpleNamespace(path=path, data=load_task_result(path))  # read when the run starts
@@ -238,7 +238,7 @@ def test_in_place_stratify_refuses_a_results_file_whose_scores_changed(tmp_path)
     computed from the old ones."""
     from types import SimpleNamespace
 
-    from mteb_stratified.cli.stratify import _save
+    from mteb_stratified.stratification.results import save_block as _save
     from mteb_stratified.core.errors import InputError
     from mteb_stratified.io.mteb_results import load_task_result
 

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
+#: The scripts (``_harness.py``, the shared module they import, is not one).
+SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
+                 if not p.name.startswith("_"))
 
 #: The scripts with a tiny real run below (a test named ``test_<stem>_...``).
 TINY_RUNS = {
@@ -76,6 +78,13 @@ def _ok(proc: subprocess.CompletedProcess) -> str:
                                  f"{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return proc.stdout
+
+
+def _body(text: str, script: str) -> str:
+    """A run's output after its first line, which must be its command (``_harness``)."""
+    first, _, rest = text.partition("\n")
+    assert first.startswith(f"# command: python benchmarks/{script}"), first
+    return rest
 
 
 def test_every_script_has_a_tiny_run_or_a_reason():
@@ -141,7 +150,8 @@ def test_strata_validity_tiny_run(nfcorpus_slice, tmp_path):
     text = _ok(_run("benchmarks/strata_validity.py", "--data", folder, "--split", "test",
                     "--run", f"A={a}", "--run", f"B={b}", "--min-queries", "5",
                     "--resamples", "50", "--bootstrap", "2", "--json", out))
-    assert text.startswith(f"# strata validity: {folder} test, {N_QUERIES} queries")
+    head = f"# strata validity: {folder} test, {N_QUERIES} queries"
+    assert _body(text, "strata_validity.py").startswith(head)
     fig = json.loads(out.read_text())
     assert fig["n_queries"] == N_QUERIES and fig["grain"]["n_strata"] >= 2
     assert set(fig["chance"]) == {"A", "B", "A − B"}
@@ -166,7 +176,8 @@ def test_strata_power_tiny_run(nfcorpus_slice, tmp_path):
                     "--run", f"A={a}", "--run", f"B={b}", "--min-queries", "5",
                     "--draws", "5", "--grid-draws", "5", "--split-half-draws", "5",
                     "--resamples", "19", "--json", out))
-    assert text.startswith(f"# strata power: {folder} test, {N_QUERIES} queries")
+    head = f"# strata power: {folder} test, {N_QUERIES} queries"
+    assert _body(text, "strata_power.py").startswith(head)
     fig = json.loads(out.read_text())
     assert fig["runs"] == ["A", "B"] and fig["n_queries"] == N_QUERIES
     assert list(fig["grains"]) == ["5"]
@@ -181,7 +192,8 @@ def test_gap_variation_tiny_run(nfcorpus_slice, tmp_path):
     text = _ok(_run("benchmarks/gap_variation.py", "--data", folder, "--split", "test",
                     "--run", f"A={a}", "--run", f"B={b}", "--min-queries", "5",
                     "--grains", "topics,strata", "--reps", "3", "--json", out))
-    assert text.startswith(f"# gap variation: {folder} test, {N_QUERIES} queries")
+    head = f"# gap variation: {folder} test, {N_QUERIES} queries"
+    assert _body(text, "gap_variation.py").startswith(head)
     fig = json.loads(out.read_text())
     assert set(fig["grains"]) == {"topics", "strata"}
     assert [r["tau"] for r in fig["grains"]["topics"]["coverage"]] == [0.0, 0.05, 0.1]
@@ -225,7 +237,8 @@ def test_knn_methods_tiny_run():
 
 def test_leiden_node_order_tiny_run():
     text = _ok(_run("benchmarks/leiden_node_order.py", "1500"))
-    assert text.startswith("n 1500: k-NN") and "Leiden by batches of components" in text
+    assert _body(text, "leiden_node_order.py").startswith("n 1500: k-NN")
+    assert "Leiden by batches of components" in text
 
 
 def test_reader_memory_tiny_run():
@@ -237,7 +250,7 @@ def test_reader_memory_tiny_run():
 def test_topic_map_tiny_run():
     text = _ok(_run("benchmarks/topic_map.py", "--structure", "bundled", "--data", "nfcorpus",
                     "--seeds", "0"))
-    assert text.startswith("leaves: 97 in 31 topics")
+    assert _body(text, "topic_map.py").startswith("leaves: 97 in 31 topics")
     assert "coverage at the leaves, test (323 queries)" in text and "coherence" in text
 
 

@@ -14,10 +14,10 @@ PACKAGE = os.path.dirname(mteb_stratified.__file__)
 CLI = os.path.join(PACKAGE, "cli")
 
 
-def _imports(path: str) -> list[tuple[int, str, str]]:
+def _imports(path: str, root: str = os.path.dirname(PACKAGE)) -> list[tuple[int, str, str]]:
     """``(line, module, name)`` of every ``from X import name`` in a file, X resolved to a
-    dotted module of the package (relative imports included)."""
-    rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
+    dotted module of the package (relative imports included; ``root`` holds the package)."""
+    rel = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
     here = rel.split(".")[:-1]  # the package a relative import starts from
     out = []
     for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
@@ -73,4 +73,62 @@ def test_the_scan_resolves_relative_imports():
     path = os.path.join(CLI, "report.py")
     found = [(m, n) for _, m, n in _imports(path)]
     assert ("mteb_stratified.cli._strata_args", "load_context") in found
-    assert ("mteb_stratified.io.mteb_results", "resolve_inputs") in found
+    assert ("mteb_stratified.report", "build") in found
+
+
+# -- issue #49: the commands that only map flags ---------------------------------------------
+#: The commands whose library work lives in one entry point (stratification.stratify_results,
+#: report.build, generation.run; the leaderboard's in adapters.mteb.results).
+MAPPING_ONLY = ("stratify", "report", "generate", "leaderboard")
+#: What such a command may take from io: escaping for the terminal and the output-path checks
+#: made before any work (a bad -o exits 2 at once).
+IO_ALLOWED = {"term_cell", "output_dir", "output_file"}
+
+
+def library_work(path: str, root: str = os.path.dirname(PACKAGE)) -> list[str]:
+    """Where the command module at ``path`` does library work itself: a name from ``core``
+    that is neither an error/warning class nor an UPPER_CASE constant, any name from ``io``
+    besides :data:`IO_ALLOWED`, or a JSON file read or written (``json.load``/``json.dump``)."""
+    bad = []
+    for line, module, name in _imports(path, root):
+        where = f"{os.path.basename(path)}:{line}"
+        if module == "mteb_stratified.core" or module.startswith("mteb_stratified.core."):
+            if not (name.endswith(("Error", "Warning")) or name.isupper()):
+                bad.append(f"{where} imports {name} from {module}")
+        elif module == "mteb_stratified.io" or module.startswith("mteb_stratified.io."):
+            if name not in IO_ALLOWED:
+                bad.append(f"{where} imports {name} from {module}")
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "json"
+                and node.func.attr in ("load", "dump")):
+            bad.append(f"{os.path.basename(path)}:{node.lineno} json.{node.func.attr}")
+    return bad
+
+
+def test_the_mapping_commands_do_no_library_work():
+    bad = [b for name in MAPPING_ONLY for b in library_work(os.path.join(CLI, name + ".py"))]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_library_work_scan_finds_planted_work(tmp_path):
+    """The scan fails on a command that orchestrates: a planted command module (in a copy of
+    the package's layout, so its relative imports resolve as a command's)."""
+    folder = tmp_path / "mteb_stratified" / "cli"
+    folder.mkdir(parents=True)
+    planted = folder / "_planted_layout_check.py"
+    planted.write_text("import json\n"
+                       "from ..core import InputError, DEFAULT_N_MIN\n"
+                       "from ..core.per_query import PerQuery\n"
+                       "from ..io.outputs import atomic_write, output_dir\n\n"
+                       "def run(args):\n"
+                       "    data = json.load(open(args.path))\n"
+                       "    json.dump(data, open(args.path, 'w'))\n", encoding="utf-8")
+    found = library_work(str(planted), str(tmp_path))
+    assert found == ["_planted_layout_check.py:3 imports PerQuery from mteb_stratified.core."
+                     "per_query",
+                     "_planted_layout_check.py:4 imports atomic_write from mteb_stratified.io."
+                     "outputs",
+                     "_planted_layout_check.py:7 json.load",
+                     "_planted_layout_check.py:8 json.dump"], found

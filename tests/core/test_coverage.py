@@ -105,3 +105,26 @@ def test_coverage_of_query_strata():
                   doc_entities={d: set() for d in weights})
     cell = strata_coverage(s2, cw.corpus_mass(), scheme="cell", n_min=1)
     assert cell.level == "cell" and cell.covered == 2
+
+
+def test_one_coverage_schema_and_its_summaries():
+    """``to_dict`` writes exactly the schema's keys, in its order; a summary takes the same keys
+    with the same values: ``units`` counts every unit, ``weighted_units`` only those of positive
+    mass (MSC's denominator), whatever part of the schema a report gives."""
+    from mteb_stratified.core.coverage import COVERAGE_KEYS, SUMMARY_KEYS
+
+    mass = np.array([0.5, 0.0, 0.3, 0.0, 0.2])
+    cluster = cluster_coverage([0, 0, 1, 2], mass, n_min=2)
+    cell = cell_coverage([0, 2], [0, 1], [1, 0], mass, n_min=1)
+    for cov in (cluster, cell):
+        full = cov.to_dict()
+        assert list(full) == list(COVERAGE_KEYS)
+        summary = cov.summary()
+        assert list(summary) == list(SUMMARY_KEYS[cov.level])
+        assert summary == {k: full[k] for k in SUMMARY_KEYS[cov.level]}
+        assert summary["covered"] / summary["weighted_units"] == pytest.approx(summary["msc"])
+        assert "units" not in summary  # the weighted count is never called units
+    assert cluster.summary(["units", "weighted_units"]) == {"units": 5, "weighted_units": 3}
+    assert cell.summary(["units", "weighted_units"]) == {"units": 80, "weighted_units": 48}
+    with pytest.raises(InputError, match="not keys of the coverage schema: clusters"):
+        cluster.summary(["msc", "clusters"])

@@ -31,3 +31,54 @@ def test_groups_largest_first_in_first_seen_order():
     groups = group_by_query_set(items, key=lambda x: x[1])
     assert groups == [[("m2", "B"), ("m3", "B")], [("m1", "A")], [("m4", "C")]]
     assert group_by_query_set([], key=str) == []
+
+
+def test_same_query_sets_groups_names_and_says_the_sets_apart():
+    """The one "same query set" rule: grouped by query set, the largest first, each group
+    named by its query set's label; one group is not mixed."""
+    from mteb_stratified.core.query_set import same_query_sets
+
+    full, five = QuerySet.of("abc", "test"), QuerySet.of("ab", "test")
+    items = [("m1", five), ("m2", full), ("m3", full)]
+    out = same_query_sets(items, lambda i: i[1], lambda i: i[0])
+    assert out.mixed and out.groups == ((items[1], items[2]), (items[0],))
+    assert out.labels == (full.label, five.label) and out.names == (("m2", "m3"), ("m1",))
+    assert out.text() == f"{full.label} [m2, m3]; {five.label} [m1]"
+    assert out.note() == ("the results were evaluated on 2 different query sets, so each set "
+                          f"is compared on its own, never against another: {out.text()}")
+    assert out.note(str.upper).endswith(out.text().upper())
+    one = same_query_sets(items[1:], lambda i: i[1], lambda i: i[0], require_same=True)
+    assert not one.mixed and one.names == (("m2", "m3"),)
+    assert same_query_sets([], lambda i: i, str).groups == ()
+
+
+def test_same_query_sets_refuses_with_one_wording():
+    """``require_same``: an InputError, the same message wherever the rule is applied."""
+    import pytest
+
+    from mteb_stratified.core.errors import InputError
+    from mteb_stratified.core.query_set import same_query_sets
+
+    items = [("m1", QuerySet.of("ab", "test")), ("m2", QuerySet.of("abc", "test"))]
+    groups = same_query_sets(items, lambda i: i[1], lambda i: i[0])
+    with pytest.raises(InputError) as err:
+        same_query_sets(items, lambda i: i[1], lambda i: i[0], require_same=True)
+    assert str(err.value) == str(groups.refusal())
+    assert err.value.message == ("the results were evaluated on 2 different query sets, so "
+                                 f"they cannot be compared: {groups.text()}")
+    assert "--require-same-queries" in err.value.fix
+
+
+def test_same_query_sets_across_tasks():
+    """With tasks: one group when each task's results share one set (a model that skipped a
+    task still belongs); else one group per (task, set), labelled with the task."""
+    from mteb_stratified.core.query_set import same_query_sets
+
+    a, b = QuerySet.of("ab", "test"), QuerySet.of("abc", "test")
+    rows = [("m1", "T1", a), ("m2", "T1", a), ("m1", "T2", b)]
+    key = {"query_set": lambda r: r[2], "name": lambda r: r[0]}
+    one = same_query_sets(rows, **key, task=lambda r: r[1])
+    assert not one.mixed and one.groups == (tuple(rows),)
+    two = same_query_sets(rows + [("m3", "T2", a)], **key, task=lambda r: r[1])
+    assert two.labels == (f"T1: {a.label}", f"T2: {b.label}", f"T2: {a.label}")
+    assert two.names == (("m1", "m2"), ("m1",), ("m3",))

@@ -122,3 +122,33 @@ def test_a_dataset_that_already_has_a_generated_split(tmp_path, capsys, slice_pa
     assert cli_main.main(_gen(tmp_path, "--structure", structure, dataset=str(again))) == 2
     err = _error(capsys)
     assert "already has a split 'generated'" in err and "not from the output of" in err
+
+
+def test_the_command_only_maps_flags():
+    """cli/generate.py parses flags, calls generation.run once and prints: it keeps no state
+    on ``args``, imports from the core only errors and constants, and nothing of io or json."""
+    import ast
+    import os
+
+    import mteb_stratified
+    path = os.path.join(os.path.dirname(mteb_stratified.__file__), "cli", "generate.py")
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    assigned = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                and t.value.id == "args"]
+    assert assigned == []
+    core, banned = set(), []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            module = ("." * n.level) + (n.module or "")
+            if module in ("..core", "..core.rng"):
+                core |= {a.name for a in n.names}
+            if module.startswith("..io") or module == "json":
+                banned.append(module)
+        elif isinstance(n, ast.Import):
+            banned += [a.name for a in n.names if a.name == "json"]
+    assert core <= {"InputError", "DEFAULT_N_MIN", "MAX_SEED"} and banned == []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", None) == "generate"]
+    assert len(calls) == 1

@@ -299,7 +299,7 @@ def test_coverage_follows_a_two_bin_grid():
     st = _State([0, 1], [0, 1], [1, 0], np.array([0.5, 0.5]), {0: "a", 1: "b"}, 1,
                 grid=CellGrid(2, 2))
     cov = st.coverage()
-    assert cov["cell"]["units"] == 8 and cov["cell"]["covered"] == 2
+    assert cov["cell"]["weighted_units"] == 8 and cov["cell"]["covered"] == 2
 
 
 def test_a_rejected_request_is_an_endpoint_error():

@@ -137,10 +137,14 @@ def test_only_verified_queries_count(written, slice_data):
     assert cov["after"] == {
         "n_queries": st.n_queries,
         "cluster": {"msc": cl.msc, "scc": cl.scc, "covered": cl.covered,
-                    "units": cl.weighted_units, "weightless": cl.weightless,
+                    "weighted_units": cl.weighted_units, "weightless": cl.weightless,
                     "uncovered_mass": cl.uncovered_mass},
         "cell": {"msc": ce.msc, "scc": ce.scc, "covered": ce.covered,
-                 "units": ce.weighted_units}}
+                 "weighted_units": ce.weighted_units}}
+    # the schema's meaning: covered / weighted_units is MSC, at both levels
+    for level in ("cluster", "cell"):
+        after = cov["after"][level]
+        assert after["covered"] / after["weighted_units"] == pytest.approx(after["msc"])
     gen = written["gen"]
     assert cov["after"]["n_queries"] == cov["before"]["n_queries"] + len(gen)
     # the written generated queries are exactly the accepted candidates
@@ -515,7 +519,7 @@ def test_a_weightless_cluster_is_left_out_of_msc_and_its_ceiling(tmp_path):
 # progress: the candidates drafted and accepted, and every step that can take long
 # ---------------------------------------------------------------------------------------------
 def test_candidate_bar_counts_what_the_loop_merges(capsys):
-    from mteb_stratified.cli.generate import CandidateBar
+    from mteb_stratified.generation import CandidateBar
     with CandidateBar(5) as bar:
         for status in ("accepted", "rejected", "accepted"):
             bar({"status": status})
@@ -547,16 +551,13 @@ def test_an_offline_run_shows_its_progress(slice_paths, tmp_path, capfd):
 def test_a_gate_with_nothing_to_gate_embeds_nothing(slice_data, tmp_path, capfd):
     """Targets met at the start (no query added): the gate has no order to compare, so it
     runs no dense model over the corpus (that took minutes on NFCorpus for nothing)."""
-    import argparse
-
-    from mteb_stratified.cli.generate import _bm25_real, _gate
+    from mteb_stratified.adapters.bm25 import bm25_run
+    from mteb_stratified.generation.gate import run_gate
     from mteb_stratified.generation.loop import GenerationResult
     data, _ = slice_data
-    args = argparse.Namespace(out=str(tmp_path), no_progress=False, writer="template",
-                              no_dense=False, panel={})
-    result = GenerationResult()
-    _gate(args, data, result, {"measured": False, "why": "test"}, _bm25_real(data))
-    assert result.gate["verdict"] == "nothing added: nothing to gate"
-    assert result.gate["panel"] == ["BM25"]
+    gate = run_gate(data, GenerationResult(), judge=None, note="test", bm25_run=bm25_run,
+                    cache_dir=str(tmp_path / ".work"), show_progress=True)
+    assert gate["verdict"] == "nothing added: nothing to gate"
+    assert gate["panel"] == ["BM25"] and gate["judge"] == {"measured": False, "why": "test"}
     assert "embed the corpus" not in capfd.readouterr().err
     assert not (tmp_path / ".work").exists()

@@ -187,3 +187,12 @@ def test_a_record_with_fields_of_the_wrong_type_is_not_reused_and_gives_no_trace
         found = cache.get(_key())
     assert found.array is None and found.reasons
     assert cache.get(_key(precision="int8")).array is None     # a plain miss scans siblings
+
+
+@pytest.mark.parametrize("folder", ["", "  "])
+def test_an_empty_folder_name_is_refused_not_taken_for_the_working_directory(folder):
+    from mteb_stratified.core.errors import InputError
+    with pytest.raises(InputError, match="empty string"):
+        with ec.using(folder):
+            pass
+    assert ec.cache_folder() != os.path.abspath("")

@@ -45,6 +45,9 @@ BAD = [
     (STRUCTURE, "--document-resolution", "-0.5"), (STRUCTURE, "--document-resolution", "x"),
     (STRUCTURE, "--n-iterations", "0"), (STRUCTURE, "--n-iterations", "-2"),
     (STRUCTURE, "--n-iterations", "two"), (STRUCTURE, "--consensus-iterations", "0"),
+    (STRUCTURE, "--n-iterations", "-5"),
+    # an empty cache folder would be the working directory
+    (STRUCTURE, "--embedding-cache", ""), (GENERATE, "--embedding-cache", " "),
     # the leaves (issue #44): resolution in (0, 100], size 1..100000, numbers only
     (STRUCTURE, "--leaf-resolution", "0"), (STRUCTURE, "--leaf-resolution", "101"),
     (STRUCTURE, "--leaf-resolution", "fine"), (STRUCTURE, "--leaf-resolution", "nan"),

@@ -492,6 +492,8 @@ def test_graphs_with_isolated_vertices_or_one_tiny_component_cluster_without_err
 
 @pytest.mark.parametrize("kw,match", [({"n_iterations": 0}, "n_iterations"),
                                       ({"n_iterations": 1.5}, "n_iterations"),
+                                      ({"n_iterations": -2}, "n_iterations"),
+                                      ({"n_iterations": True}, "n_iterations"),
                                       ({"backend": "networkx"}, "backend"),
                                       ({"resolution": -1.0}, "resolution"),
                                       ({"resolution": float("nan")}, "resolution"),
@@ -499,6 +501,17 @@ def test_graphs_with_isolated_vertices_or_one_tiny_component_cluster_without_err
 def test_leiden_rejects_bad_iterations_backends_and_resolutions(kw, match):
     with pytest.raises(InputError, match=match):
         LeidenClustering(**kw).fit(_two_cliques())
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, True, "2"])
+def test_one_iteration_rule_for_the_estimator_the_config_and_the_cli(value):
+    """The estimator, ``StructureConfig`` and ``--n-iterations`` refuse the same counts."""
+    from mteb_stratified.structure.leiden import valid_iterations
+    from mteb_stratified.structure.pipeline import StructureConfig
+    assert not valid_iterations(value)
+    with pytest.raises(InputError, match="n_iterations"):
+        StructureConfig(n_iterations=value)
+    assert valid_iterations(-1) and valid_iterations(3) and valid_iterations(np.int64(2))
 
 
 def test_igraph_backend_counts_self_loops_as_modularity_does_on_a_quotient_graph():

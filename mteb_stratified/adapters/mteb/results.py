@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mteb_stratified.core.errors import InputError, InputWarning
-from mteb_stratified.core.query_set import QuerySet, base_task_name, group_by_query_set
+from mteb_stratified.core.query_set import (QuerySet, QuerySetGroups, base_task_name,
+                                            same_query_sets)
+from mteb_stratified.core.results import VALUE_KEYS
 from mteb_stratified.io.outputs import write_together
 from mteb_stratified.io.outputs import output_dir as checked_dir
 from mteb_stratified.io.mteb_results import (distinct_results, load_task_result, model_of,
@@ -115,8 +117,7 @@ def _column_values(subsets: list, metric: str) -> dict:
         return sum(vals) / len(vals) if vals else None
 
     measure = measure_of_key(metric)
-    keys = {stat: tie_key(measure, stat) for stat in ("expected", "range", "bias", "oblivious",
-                                                       "min", "max")}
+    keys = {stat: tie_key(measure, stat) for stat in VALUE_KEYS}
     if measure.cutoff is not None:
         keys["tied_share"] = audit_key("tied_query_share", measure.cutoff)
     for est in ("post_stratified", "pooled", "macro"):
@@ -205,40 +206,23 @@ def scan_results(results_dir, *, tasks=None,
     return rows, plain
 
 
-def query_set_groups(rows: list[ResultRow]) -> list[list[ResultRow]]:
-    """The rows in groups that may be ranked together.
+def query_set_groups(rows: list[ResultRow], *, require_same: bool = False) -> QuerySetGroups:
+    """The rows in groups that may be ranked together: the same-query-set rule
+    (:func:`~mteb_stratified.core.query_set.same_query_sets`) over tasks.
 
     One group when every task's results share one query set (a model that skipped a task
     still belongs); else one group per (task, query set), the largest first, since results of
-    different queries are never ranked against each other.
+    different queries are never ranked against each other.  ``require_same``: more than one
+    group is refused (an :class:`InputError`) instead.
     """
-    sets = {}
-    for r in rows:
-        sets.setdefault(r.task, set()).add(r.query_set)
-    if all(len(s) == 1 for s in sets.values()):
-        return [list(rows)]
-    return group_by_query_set(rows, key=lambda r: (r.task, r.query_set))
-
-
-def _groups_text(groups: list[list[ResultRow]]) -> str:
-    """``StratifiedNFCorpus: test, 5 queries (id …) [m1]; test, 323 queries (id …) [m2, m3]``"""
-    by_task: dict = {}
-    for g in groups:
-        by_task.setdefault(g[0].task, []).append(
-            f"{g[0].query_set.label} [{', '.join(r.model for r in g)}]")
-    return "; ".join(f"{task}: " + "; ".join(parts) for task, parts in by_task.items())
+    return same_query_sets(rows, lambda r: r.query_set, lambda r: r.model,
+                           task=lambda r: r.task, require_same=require_same)
 
 
 def check_same_queries(rows: list[ResultRow]) -> None:
     """An :class:`InputError` naming the query sets when the rows cannot be ranked together
     (``--require-same-queries``)."""
-    groups = query_set_groups(rows)
-    if len(groups) > 1:
-        raise InputError(f"the results were evaluated on different query sets, so they cannot "
-                         f"be ranked together: {_groups_text(groups)}",
-                         fix="evaluate every model on the same queries (a full run, not a "
-                             "MTEB_STRATIFIED_MAX_QUERIES subset), or leave out "
-                             "--require-same-queries for one table per query set")
+    query_set_groups(rows, require_same=True)
 
 
 def leaderboard_frame(rows: list[ResultRow]):
@@ -374,14 +358,13 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
     "skipped", "groups"}`` (frame, display and note of the first, largest group)."""
     check_columns(columns)
     rows, plain = scan_results(results_dir, tasks=tasks, skip_unreadable=skip_unreadable)
-    if require_same_queries:
-        check_same_queries(rows)
-    groups = query_set_groups(rows)
+    policy = query_set_groups(rows, require_same=require_same_queries)
+    groups = [list(g) for g in policy.groups]
     frames = [leaderboard_frame(g) for g in groups]
     shown = [display_frame(f, columns) for f in frames]
     notes = [ranking_note(f) for f in frames]
-    md = _leaderboard_text(groups, frames, shown, notes, plain, digits, md_cell)
-    text = _leaderboard_text(groups, frames, shown, notes, plain, digits, term_cell)
+    md = _leaderboard_text(policy, frames, shown, notes, plain, digits, md_cell)
+    text = _leaderboard_text(policy, frames, shown, notes, plain, digits, term_cell)
     out = Path(checked_dir(os.path.expanduser(output_dir or results_dir), option="-o/--out"))
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / "leaderboard.csv", out / "leaderboard.md"
@@ -392,9 +375,11 @@ def export_leaderboard(results_dir, output_dir=None, *, tasks=None, digits: int 
             "text": text, "csv": csv_path, "md": md_path, "skipped": plain, "groups": groups}
 
 
-def _leaderboard_text(groups, frames, shown, notes, plain, digits: int, cell) -> str:
+def _leaderboard_text(policy, frames, shown, notes, plain, digits: int, cell) -> str:
     """The leaderboard as Markdown (``cell=md_cell``, for leaderboard.md) or as the same text
-    for a terminal (``cell=term_cell``: no Markdown escapes)."""
+    for a terminal (``cell=term_cell``: no Markdown escapes); ``policy``: the rows grouped by
+    query set (:func:`query_set_groups`)."""
+    groups = policy.groups
     legend = ("E = expected value over all orders of tied scores; range = max − min over "
               "those orders; bias = stock (tie-oblivious) score − E; corpus-weighted E = "
               "stratified estimate with strata weighted by corpus mass.")
@@ -409,9 +394,9 @@ def _leaderboard_text(groups, frames, shown, notes, plain, digits: int, cell) ->
                + "\n")
     else:
         bold = "**" if cell is md_cell else ""
-        out = (f"Tie-aware leaderboard. {legend}\n\n{bold}The results were evaluated on "
-               f"{len(groups)} different query sets, so each is ranked on its own, never "
-               f"against another: {cell(_groups_text(groups))}.{bold}\n")
+        note = policy.note(cell)
+        out = (f"Tie-aware leaderboard. {legend}\n\n{bold}{note[:1].upper()}{note[1:]}."
+               f"{bold}\n")
         for g, frame, table, note in zip(groups, frames, shown, notes):
             out += (f"\n### {cell(g[0].task)}: {cell(g[0].query_set.label)}, main metric "
                     f"{cell(g[0].metric)}\n\n" + to_markdown(table, digits, cell) + "\n\n"

@@ -27,7 +27,7 @@ from . import scoring
 from ._torch import dtype_name, to_torch_dtype, torch_module
 
 __all__ = ["hps", "PairScorer", "BiEncoderScorer", "CrossEncoderScorer", "model_dtype_of",
-           "last_linear"]
+           "last_linear", "normalize_modules"]
 
 
 @runtime_checkable
@@ -82,7 +82,7 @@ def _without_normalize(model):
             output["sentence_embedding"] = emb
         return output
 
-    for module in _normalize_modules(model):
+    for module in normalize_modules(model):
         handles.append(module.register_forward_pre_hook(pre))
         handles.append(module.register_forward_hook(post))
     try:
@@ -92,7 +92,9 @@ def _without_normalize(model):
             h.remove()
 
 
-def _normalize_modules(model) -> list:
+def normalize_modules(model) -> list:
+    """The sentence-transformers ``Normalize`` modules of ``model`` (empty: its embeddings are
+    not unit vectors); a bi-encoder scorer bypasses them and normalises in its own dtype."""
     return [m for m in getattr(model, "_modules", {}).values() if type(m).__name__ == "Normalize"]
 
 
@@ -116,7 +118,7 @@ class BiEncoderScorer:
         self.score_dtype = _score_dtype(score_dtype)
         self.batch_size = batch_size
         if similarity_fn is None:
-            if _normalize_modules(model):
+            if normalize_modules(model):
                 similarity_fn = "cosine"
             else:
                 similarity_fn = str(getattr(model, "similarity_fn_name", None) or "cosine")

@@ -43,13 +43,13 @@ import numpy as np
 from ...core.errors import InputError
 from ...core.jsonsafe import dumps_json
 from ...io.corpus_text import doc_text
+from ...io.markdown import md_cell
 from ...io.outputs import write_together
 from ...naming import sweep_key
 from .models import ModelSpec, load_model, resolve_model
 from .regimes import Regime, get_regime, parse_regimes
 from .reranker import DEFAULT_INSTRUCTION
 from .resources import measure
-from ...report.html import md_cell
 from .tasks import SweepTask, candidates_from_run, top_candidates
 from .tasks import load_task as _load_task
 
@@ -330,10 +330,10 @@ class BiEncoderSweep(_LoadedModel):
         """The forward pass's (queries, documents) embeddings as ``encode`` returns them: unit
         vectors when the model ends in a Normalize module (its scorer bypasses it)."""
         from ._torch import torch_module
-        from .hooks import _normalize_modules
+        from .hooks import normalize_modules
 
         scorer, q, d = state
-        if _normalize_modules(scorer.model):
+        if normalize_modules(scorer.model):
             q, d = (torch_module().nn.functional.normalize(x.float(), dim=-1) for x in (q, d))
         return q, d
 

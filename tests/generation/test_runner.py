@@ -1,0 +1,56 @@
+"""``generation.run``: the whole command as one library call, a frozen :class:`Outcome` out (the
+gate and the usage built by the library, the notices told through ``notify``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from mteb_stratified.core import InputError
+from mteb_stratified.generation import GenerationConfig, LLMOptions, Outcome, RunConfig, run
+
+
+def test_the_config_refuses_a_writer_without_its_path():
+    with pytest.raises(InputError, match="needs the LLM options"):
+        RunConfig(dataset="d", structure="s", out="o", writer="llm")
+    with pytest.raises(InputError, match="runs offline"):
+        RunConfig(dataset="d", structure="s", out="o", writer="template",
+                  llm=LLMOptions({"base_url": "http://x/v1"}, budget=5))
+    with pytest.raises(InputError, match="not one of select, template, llm"):
+        RunConfig(dataset="d", structure="s", out="o", writer="tmpl")
+    cfg = RunConfig(dataset="d", structure="s", out="o", writer="llm",
+                    llm=LLMOptions({"base_url": "http://x/v1"}, budget=5))
+    assert (cfg.n_dense, cfg.dense) == (4, True)          # the LLM path pools dense by default
+    assert RunConfig(dataset="d", structure="s", out="o").dense is False   # offline: BM25 only
+    with pytest.raises(TypeError):
+        cfg.llm.endpoint["base_url"] = "elsewhere"        # the settings cannot change under it
+
+
+def test_run_returns_what_it_wrote(slice_paths, tmp_path):
+    """A selection through the library: the Outcome holds the gate and the summary that
+    coverage.json and --json carry, and the notices arrive through ``notify`` in order."""
+    from mteb_stratified.adapters.bm25 import bm25_run
+    from mteb_stratified.report.generation import coverage_markdown
+
+    folder, structure = slice_paths
+    said: list = []
+    out = str(tmp_path / "sel")
+    outcome = run(RunConfig(dataset=folder, structure=structure, out=out,
+                            generation=GenerationConfig(seed=0), show_progress=False),
+                  bm25_run=bm25_run, coverage_markdown=coverage_markdown, notify=said.append)
+    assert isinstance(outcome, Outcome)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.lines = ()
+    report = json.load(open(outcome.written["coverage"], encoding="utf-8"))
+    assert report["gate"]["verdict"] == outcome.verdict == outcome.gate["verdict"]
+    assert report["gate"]["panel"] == outcome.gate["panel"]
+    assert said == [f"validity gate: {outcome.verdict}"]
+    assert outcome.usage == {} and report["usage"] == {}
+    assert outcome.summary["writer"] == "select" and outcome.summary["out"] == out
+    assert outcome.summary["counts"] == report["counts"]
+    assert outcome.summary["after"] == report["after"]
+    assert outcome.lines[0].startswith(f"{out}: {report['pool']['selected']} real judged")
+    assert "weighted_units" in report["after"]["cluster"]
+    assert "units" not in report["after"]["cluster"]
