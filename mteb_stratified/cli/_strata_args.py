@@ -14,6 +14,7 @@ import sys
 
 from ..core import DEFAULT_N_MIN, InputError
 from ..core.hierarchy import DEFAULT_MIN_QUERIES
+from ..core.options import DEFAULT_TASK
 from ..core.rng import MAX_SEED
 from ._args import add_llm_endpoint, add_skip_unreadable, int_at_least
 
@@ -24,7 +25,6 @@ __all__ = ["SCHEMES", "ALIGNMENTS", "DEFAULT_TASK", "add_common", "check_options
 #: parsing the command line imports nothing heavy; a test checks they agree).
 SCHEMES = ("cluster", "cell")
 ALIGNMENTS = ("exact", "soft")
-DEFAULT_TASK = "StratifiedNFCorpus"
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

@@ -73,7 +73,6 @@ def report_summary_line(report) -> str:
     corpus-weighted estimate, and coverage; systems of different query sets in one bracket per
     set (never side by side without their set)."""
     from ..io.markdown import term_cell
-    from ..report.html import set_groups
 
     systems = report.summaries
 
@@ -82,12 +81,12 @@ def report_summary_line(report) -> str:
         return (f"{term_cell(name)} {summary.pooled.estimate:.4f} pooled"
                 + (f" / {post.estimate:.4f} corpus-weighted" if post is not None else ""))
 
-    groups = set_groups(report.bundle)
-    if len(groups) == 1:
-        body = "; ".join(part(n) for n in groups[0][1])
+    groups = report.query_sets
+    if not groups.mixed:
+        body = "; ".join(part(n) for n in systems)
     else:
         body = " | ".join(f"[{term_cell(label)}] " + "; ".join(part(n) for n in names)
-                          for label, names in groups)
+                          for label, names in zip(groups.labels, groups.names))
     first = next(iter(systems.values()))
     cov = first.cluster_coverage
     return f"{first.measure}: {body} (MSC {cov.msc:.3f}, SCC {cov.scc:.3f})"

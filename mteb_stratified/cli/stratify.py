@@ -71,7 +71,8 @@ def _print_query_sets(groups) -> None:
     from ..io.markdown import term_cell  # model names from model_meta.json
 
     if groups.mixed:
-        print(f"note: {groups.note(term_cell)}")
+        so = "their strata figures are not comparable across sets"
+        print(f"note: {groups.note(term_cell, so=so)}")
 
 
 def _print_file(done) -> None:

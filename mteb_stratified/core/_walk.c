@@ -301,6 +301,15 @@ typedef struct {
  * of an older signature is not called; the numpy path stands in) */
 int64_t walk_args_size(void) { return (int64_t)sizeof(walk_args); }
 
+/* The struct's fields in order, for the loader's check against its ctypes twin (WalkArgs in
+ * walk.py): a build of another version of this file is then never called.  The test of the
+ * struct (tests/core/test_walk_spec.py) checks that this list is the struct's. */
+static const char WALK_LAYOUT[] =
+    "q,n,scores,f32,grades,gtype,tiebreak,nc,qg,nj,ideal_cands,input_order,depth,"
+    "disc,inv,nf,kind,level,nc_,cut,na,acut,nl,levels,nd,dcgs,nic,icut,nm,mfam,mcut,"
+    "mnorm,marg,mk,res,audit,trunc,nrel";
+const char *walk_layout(void) { return WALK_LAYOUT; }
+
 /* Every row through the walk (the numbered steps above).  Returns 0, or -1 when out of
  * memory. */
 int evaluate_rows(const walk_args *args) {

@@ -7,7 +7,7 @@ Their users import them from here (``arrays``, ``evaluate``, ``api``, ``io.numbe
 
 from __future__ import annotations
 
-__all__ = ["MAX_GRADE", "OBLIVIOUS_ORDERS", "IDEALS", "DEFAULT_MEASURES"]
+__all__ = ["MAX_GRADE", "OBLIVIOUS_ORDERS", "IDEALS", "DEFAULT_MEASURES", "DEFAULT_TASK"]
 
 #: The largest absolute relevance grade accepted anywhere (files, dicts, arrays): ``2**1000`` is
 #: about 1e301, so exp-log2 gains (``2**g - 1``) and their sums over a ranking stay finite.
@@ -22,3 +22,5 @@ IDEALS = ("qrels", "candidates")
 
 #: The measures reported when none are named.
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "P@10", "AP@100")
+#: The task whose results a folder stands for when none is named (``stratify``, ``report``).
+DEFAULT_TASK = "StratifiedNFCorpus"

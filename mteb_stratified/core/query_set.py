@@ -139,17 +139,26 @@ class QuerySetGroups(Generic[T]):
         """Whether the items were evaluated on more than one query set."""
         return len(self.groups) > 1
 
+    def __iter__(self):
+        """The groups (each a tuple of items), as the list that grouped them was."""
+        return iter(self.groups)
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
     def text(self) -> str:
         """``LABEL [name, name]; LABEL [name]``: each query set and the items evaluated on
         it."""
         return "; ".join(f"{label} [{', '.join(names)}]"
                          for label, names in zip(self.labels, self.names))
 
-    def note(self, cell: Callable[[str], str] = str) -> str:
+    def note(self, cell: Callable[[str], str] = str, *,
+             so: str = "their figures are not comparable across sets") -> str:
         """The rule's note when the items are :attr:`mixed` (a sentence without its full
-        stop); ``cell`` escapes the :meth:`text` for where it goes."""
+        stop); ``cell`` escapes the :meth:`text` for where it goes; ``so`` says what follows
+        for the command (the leaderboard: each set is ranked on its own)."""
         return (f"the results were evaluated on {len(self.groups)} different query sets, so "
-                f"each set is compared on its own, never against another: {cell(self.text())}")
+                f"{so}: {cell(self.text())}")
 
     def refusal(self) -> InputError:
         """The rule's error when the items must share one query set and do not."""

@@ -126,32 +126,44 @@ class WalkArgs(ctypes.Structure):
 
 
 def _load():
-    """The compiled function, opened on first use; False when it was not built (or does not
-    load): the numpy path then computes the same values."""
-    global _compiled
+    """The compiled function, opened on first use; False when it was not built, does not load
+    or is stale (:func:`_open_compiled`): the numpy path then computes the same values."""
+    global _compiled, _compiled_why
     if _compiled is None:
-        _compiled = _open_compiled() or False
+        fn, _compiled_why = _open_compiled()
+        _compiled = fn or False
     return _compiled
 
 
-def _open_compiled():
-    """``evaluate_rows`` of the built ``_walk`` extension, or None when there is none, it does
-    not load, or it takes another struct than :class:`WalkArgs` (a stale build)."""
+#: Why the compiled walk is not used (set by :func:`_load`; None when it is).
+_compiled_why: str | None = None
+#: :class:`WalkArgs`' field names in order, as ``_walk.c``'s ``walk_layout()`` returns them.
+_LAYOUT = ",".join(name for name, _ in WalkArgs._fields_)
+
+
+def _open_compiled() -> tuple:
+    """``(evaluate_rows, None)`` of the built ``_walk`` extension, or ``(None, why)`` when
+    there is none, it does not load, or it was built from another version of ``_walk.c`` (its
+    ``walk_layout()`` is not :class:`WalkArgs`' fields in order, or its struct's size
+    differs)."""
     spec = importlib.util.find_spec("mteb_stratified.core._walk")
     if spec is None or not spec.origin or not spec.origin.endswith(
             tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-        return None
+        return None, "missing"
     try:
         lib = ctypes.CDLL(spec.origin)
-        fn, size = lib.evaluate_rows, lib.walk_args_size
-    except (OSError, AttributeError):
-        return None
+        fn, size, layout = lib.evaluate_rows, lib.walk_args_size, lib.walk_layout
+    except OSError:
+        return None, "missing"
+    except AttributeError:  # a build from before the struct argument
+        return None, "stale"
     size.argtypes, size.restype = [], ctypes.c_int64
-    if size() != ctypes.sizeof(WalkArgs):  # built from another version of _walk.c
-        return None
+    layout.argtypes, layout.restype = [], ctypes.c_char_p
+    if size() != ctypes.sizeof(WalkArgs) or layout().decode("ascii") != _LAYOUT:
+        return None, "stale"
     fn.argtypes = [ctypes.POINTER(WalkArgs)]
     fn.restype = ctypes.c_int
-    return fn
+    return fn, None
 
 
 def compiled_available() -> bool:
@@ -183,10 +195,13 @@ def compiled_evaluate(arrays, families: Sequence[tuple], cuts: Sequence[int],
     """
     fn = _load()
     if not fn:
-        raise InputError("the compiled walk is not built in this installation",
+        raise InputError("the compiled walk was built from another version of _walk.c (a "
+                         "stale build)" if _compiled_why == "stale" else
+                         "the compiled walk is not built in this installation",
                          fix="reinstall with a C compiler available (pip install "
-                             "--force-reinstall --no-deps mteb-stratified), or pass "
-                             "kernel='numpy'")
+                             "--force-reinstall --no-deps mteb-stratified; in a checkout: "
+                             "python -c 'from setuptools import setup; setup()' build_ext "
+                             "--inplace), or pass kernel='numpy'")
     scores = arrays.scores
     if scores.dtype not in (np.float32, np.float64):
         scores = scores.astype(np.float64)

@@ -27,6 +27,9 @@ __all__ = ["LLMOptions", "RunConfig", "Outcome", "CandidateBar", "run"]
 
 #: The writers: real judged queries, the offline templates (a smoke test), an LLM.
 WRITERS = ("select", "template", "llm")
+#: The keys of :attr:`LLMOptions.endpoint` (what the generator's chat endpoint is made of).
+ENDPOINT_KEYS = ("base_url", "model", "api_key", "timeout", "max_retries", "price_in",
+                 "price_out", "max_answer_bytes", "cache_path")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class LLMOptions:
     retry_failed: bool = False
 
     def __post_init__(self) -> None:
+        missing = [k for k in ENDPOINT_KEYS if k not in self.endpoint]
+        if missing:
+            raise InputError(f"the LLM endpoint settings lack {', '.join(missing)}",
+                             fix="give every key of generation.runner.ENDPOINT_KEYS (the "
+                                 "CLI's endpoint_settings makes them)")
         object.__setattr__(self, "endpoint", MappingProxyType(dict(self.endpoint)))
 
 
@@ -69,7 +77,7 @@ class RunConfig:
     out: str
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     split: str = "test"
-    writer: str = "select"
+    writer: str | None = None
     pool_splits: tuple | None = None
     panel: tuple = ()
     merge_into_split: str | None = None
@@ -83,6 +91,8 @@ class RunConfig:
     show_progress: bool = True
 
     def __post_init__(self) -> None:
+        if self.writer is None:  # the default: llm with LLM options, else select
+            object.__setattr__(self, "writer", "llm" if self.llm is not None else "select")
         if self.writer not in WRITERS:
             raise InputError(f"writer {self.writer!r} is not one of {', '.join(WRITERS)}",
                              fix="choose select, template or llm")
@@ -91,6 +101,13 @@ class RunConfig:
                              + ("runs offline: it takes no LLM options" if self.llm else
                                 "needs the LLM options (an endpoint and a budget)"),
                              fix="give llm=LLMOptions(...) with writer='llm' only")
+        if self.pool_splits is not None and self.writer != "select":
+            raise InputError("pool_splits applies only to the select writer",
+                             fix="drop pool_splits, or use writer='select'")
+        if isinstance(self.panel, Mapping) or not all(
+                isinstance(p, (tuple, list)) and len(p) == 2 for p in self.panel):
+            raise InputError("panel must be (name, run file) pairs",
+                             fix="e.g. panel=(('e5', 'runs/e5.trec'),)")
 
     @property
     def n_dense(self) -> int:
@@ -188,6 +205,11 @@ def run(config: RunConfig, *, bm25_run: Callable, coverage_markdown: Callable,
     from ..io.outputs import output_dir
     from .output import check_splits
 
+    for name, part in (("bm25_run", bm25_run), ("coverage_markdown", coverage_markdown)):
+        if not callable(part):  # else it would fail after the paid calls
+            raise InputError(f"{name} must be callable, got {type(part).__name__}",
+                             fix="pass mteb_stratified.adapters.bm25.bm25_run and "
+                                 "mteb_stratified.report.generation.coverage_markdown")
     folder = dataset_folder(config.dataset)  # inputs checked before the heavy imports
     check_splits(folder, config.split, config.merge_into_split)
     notify = notify or (lambda line: None)

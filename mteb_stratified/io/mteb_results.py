@@ -44,7 +44,7 @@ __all__ = ["query_set_of", "recorded_query_set", "evaluated_query_set", "load_ta
            "output_folder_of", "find_per_query", "read_per_query_csv", "per_query_name",
            "check_task_name", "check_matches_results", "PER_QUERY_KEYS", "ResultsInput",
            "expand_results", "resolve_inputs", "read_values", "copy_target",
-           "distinct_results", "distinct_inputs"]
+           "distinct_results", "distinct_inputs", "input_list"]
 
 #: The tie-aware values of one measure and query in the per-query CSV.
 PER_QUERY_KEYS = ARRANGEMENT_KEYS
@@ -505,6 +505,17 @@ class ResultsInput:
     model: str
     revision: str
     per_query: str
+
+
+def input_list(specs) -> list:
+    """``specs`` (results files, folders or ``NAME=PATH`` systems) as a list: one string or
+    path-like is a list of one, never a sequence of its characters; none at all is an
+    :class:`InputError`."""
+    out = [specs] if isinstance(specs, (str, bytes, os.PathLike)) else list(specs)
+    if not out:
+        raise InputError("no results given",
+                         fix="name TaskResult files or mteb --output-folder folders")
+    return out
 
 
 def expand_results(specs, task: str, *, skip_unreadable: bool = False) -> list[str]:

@@ -5,13 +5,12 @@ report``.
 structure loads, reads their per-query values, stratifies each
 (:func:`~mteb_stratified.stratification.stratified_summary`) and pairs and ranks them only
 within a query set (:func:`~mteb_stratified.core.query_set.same_query_sets`).  It returns a
-frozen :class:`Report`: :meth:`Report.write` renders and writes the HTML page and its Markdown
+:class:`Report`: :meth:`Report.write` renders and writes the HTML page and its Markdown
 summary (:func:`.html.write_report_pair`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from typing import Callable, ContextManager, Mapping, Sequence
@@ -19,13 +18,15 @@ from typing import Callable, ContextManager, Mapping, Sequence
 from ..core import DEFAULT_N_MIN
 from ..core.hierarchy import DEFAULT_MIN_QUERIES
 from ..core.query_set import QuerySetGroups, same_query_sets
+from ..stratification.context import no_step, resolve_context
 
 __all__ = ["Report", "build"]
 
 
 @dataclass(frozen=True)
 class Report:
-    """A built report: ``bundle``, what :mod:`.html` renders (``title``, ``systems``:
+    """A built report (its fields are not reassigned; the bundle is the renderers' own dict,
+    not a copy to edit): ``bundle``, what :mod:`.html` renders (``title``, ``systems``:
     ``{system: StratifiedSummary}``, ``stability``, ``pairs``, ``query_sets``: see
     :func:`.html.build_report`), and ``query_sets``, the systems grouped by the query set they
     were evaluated on (the largest set first; the systems come in that order)."""
@@ -50,9 +51,6 @@ class Report:
         os.makedirs(os.path.dirname(os.path.abspath(html_path)), exist_ok=True)
         return write_report_pair(self.bundle, html_path, md_path)
 
-
-def _no_step(label: str) -> ContextManager:
-    return contextlib.nullcontext()
 
 
 def build(systems: Sequence[str], *, task: str | None = None, split: str = "test",
@@ -79,12 +77,15 @@ def build(systems: Sequence[str], *, task: str | None = None, split: str = "test
     from .html import build_report, require_matplotlib
     from .inputs import collect_systems
 
-    steps = steps or _no_step
-    found = collect_systems(systems, task=task or DEFAULT_TASK, measure=measure, split=split,
+    from ..io.mteb_results import input_list
+
+    steps = steps or no_step
+    found = collect_systems(input_list(systems), task=task or DEFAULT_TASK, measure=measure,
+                            split=split,
                             prediction_folder=prediction_folder, skip_unreadable=skip_unreadable)
     require_matplotlib()  # a missing [plots] extra fails now, before the work
     with steps("loading the structure, the queries and their strata"):
-        art, data, strata = _context(context, split)
+        art, data, strata = resolve_context(context, split)
     art.cluster_tree.check_level(level)  # a level the artifact lacks: before any work
     with steps(f"reading the per-query values of {len(found)} system(s)"):
         values = {s.name: s.load(data.qrels) for s in found}
@@ -110,14 +111,6 @@ def build(systems: Sequence[str], *, task: str | None = None, split: str = "test
                           query_sets={n: sets[n].label for n in values})
     return Report(bundle, groups)
 
-
-def _context(context, split: str):
-    """(artifact, dataset, strata) of ``context`` (see :func:`build`)."""
-    if context is None:
-        from ..stratification import load_context
-
-        return load_context(split=split)
-    return context() if callable(context) else context
 
 
 def _query_sets(values: dict, subsets: dict, split: str) -> dict:

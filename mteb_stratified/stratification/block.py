@@ -35,7 +35,14 @@ from .power import detectable_effect
 from .summary import INTERVAL_RULE, BoundedEstimate, StratifiedSummary, bounded, clip, finite
 
 __all__ = ["INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
-           "align_strata", "stability_summary"]
+           "align_strata", "stability_summary", "STRATA", "ORIGIN"]
+
+#: The kind (``StratifiedSummary.warning_kinds``) of a warning about the strata themselves (a
+#: bin holding every query, a short grain, an empty bin).
+STRATA = "strata"
+#: The kind of the warning that every query of the split is generated (its figures do not
+#: stand for the original split; the generator's gate verdict).
+ORIGIN = "origin"
 
 
 def flat_strata_scores(summary: StratifiedSummary, measure: str) -> dict:
@@ -261,7 +268,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         grain=ev.describe(), bins=sub.bins, levels=grid.dispersion_levels,
         alignment_levels=grid.alignment_levels, bin_counts=bin_counts,
         warnings=strata_warnings + origin_warning,
-        warning_kinds=("strata",) * len(strata_warnings) + ("origin",) * len(origin_warning),
+        warning_kinds=(STRATA,) * len(strata_warnings) + (ORIGIN,) * len(origin_warning),
         origin=origin, gate_verdict=gate if origin != "original" else None,
         generated=_generated_apart(pq, strata, columns, confidence_level),
         n_queries=sub.n_queries, excluded=strata.excluded,

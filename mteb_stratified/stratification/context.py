@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Context", "load_context", "clear_context"]
+__all__ = ["Context", "load_context", "clear_context", "resolve_context", "no_step"]
 
 
 @dataclass(frozen=True)
@@ -117,3 +117,21 @@ def _check_mass(art, structure: str | None) -> None:
                      "corpus-weighted estimates weigh the strata by it",
                      source=os.path.join(folder, "clusters.jsonl.gz") if folder else None,
                      fix=REBUILD_FIX)
+
+
+def resolve_context(context, split: str):
+    """``(artifact, dataset, strata)`` of ``context``, as the library entry points take it
+    (``stratify_results``, ``report.build``): a :class:`Context`, a callable returning one
+    (called once, after every input is checked), or None for the bundled NFCorpus of
+    ``split``."""
+    if context is None:
+        return load_context(split=split)
+    return context() if callable(context) else context
+
+
+def no_step(label: str):
+    """The ``steps`` of an entry point when the caller shows no progress: a context manager
+    that does nothing."""
+    import contextlib
+
+    return contextlib.nullcontext()

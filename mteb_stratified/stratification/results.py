@@ -5,7 +5,8 @@ Each TaskResult file (``<Task>.json``) gains ``"strata": {split: block}`` (the
 :class:`~.summary.StratifiedSummary` as JSON) and the flat ``strata_*`` keys in its score
 entries of that split (read by the leaderboard), and a per-query strata table
 ``<Task>_strata_<split>.tsv`` beside it (:mod:`.table`).  Every input is read and checked
-before the structure loads; results of different query sets are stratified each on its own
+before the structure loads, and every input's query ids against the strata before any file is
+written; results of different query sets are stratified each on its own
 and said apart, or refused (:func:`~mteb_stratified.core.query_set.same_query_sets`).
 
 A results file is updated in place (under its lock, only this split's block and keys, so two
@@ -28,6 +29,9 @@ from typing import Callable, ContextManager, Sequence
 from ..core import DEFAULT_N_MIN, InputError
 from ..core.query_set import QuerySetGroups, same_query_sets
 from ..io.outputs import atomic_write, dumps_json, fsync_dir, output_dir, safe_name
+from ..core.options import DEFAULT_TASK
+from .block import ORIGIN, STRATA
+from .context import no_step, resolve_context
 from .grain import DEFAULT_MIN_QUERIES
 from .summary import StratifiedSummary
 
@@ -35,14 +39,6 @@ __all__ = ["stratify_results", "StratifyResult", "StratifiedFile", "StrataWarnin
            "GeneratedApart", "save_block", "check_evaluated", "STRATA", "ORIGIN",
            "DEFAULT_TASK"]
 
-#: The task whose results a folder stands for when none is named.
-DEFAULT_TASK = "StratifiedNFCorpus"
-#: :attr:`StrataWarning.kind` of a warning about the strata themselves (a bin holding every
-#: query, a short grain, an empty bin).
-STRATA = "strata"
-#: :attr:`StrataWarning.kind` of the warning that every query of the split is generated (its
-#: figures do not stand for the original split; the generator's gate verdict).
-ORIGIN = "origin"
 
 
 @dataclass(frozen=True)
@@ -107,9 +103,6 @@ class StratifyResult:
     query_sets: QuerySetGroups
 
 
-def _no_step(label: str) -> ContextManager:
-    return contextlib.nullcontext()
-
 
 def stratify_results(results: Sequence[str], *, per_query: Sequence[str] | None = None,
                      out: str | None = None, task: str = DEFAULT_TASK, split: str = "test",
@@ -135,11 +128,12 @@ def stratify_results(results: Sequence[str], *, per_query: Sequence[str] | None 
     Bad input: an :class:`InputError`.
     """
     from ..io.mteb_results import (copy_target, evaluated_query_set, expand_results,
-                                   read_values, resolve_inputs)
+                                   input_list, read_values, resolve_inputs)
     from .block import stratified_summary
     from .dataset import gate_verdict, split_origin
 
-    steps = steps or _no_step
+    steps = steps or no_step
+    results = input_list(results)
     if out is not None:
         output_dir(out)
     items = resolve_inputs(expand_results(results, task, skip_unreadable=skip_unreadable),
@@ -156,13 +150,14 @@ def stratify_results(results: Sequence[str], *, per_query: Sequence[str] | None 
         raise InputError(f"several results files would be copied to the same place in {out}",
                          fix="stratify them in place (leave out -o/--out), or one at a time")
     with steps("loading the structure, the queries and their strata"):
-        art, data, strata = _context(context, split)
+        art, data, strata = resolve_context(context, split)
     art.cluster_tree.check_level(level)  # a level the artifact lacks: before any work
+    for item, vals in zip(items, values):  # unknown query ids: before any file is written
+        check_evaluated(vals, strata, item.per_query)
     options = {"measure": measure, "scheme": scheme, "n_min": n_min, "min_queries": min_queries,
                "level": level, "n_resamples": n_resamples, "seed": seed}
     files = []
     for k, (item, vals, target) in enumerate(zip(items, values, targets), 1):
-        check_evaluated(vals, strata, item.per_query)  # unknown query ids: said with the file
         with steps(f"{k}/{len(items)} {item.model}: estimates, intervals and chance tests "
                    f"({n_resamples} resamples)"):
             summary = stratified_summary(vals, strata, art, **options, origin=split_origin(data),
@@ -174,14 +169,6 @@ def stratify_results(results: Sequence[str], *, per_query: Sequence[str] | None 
             on_file(done)
     return StratifyResult(tuple(files), groups)
 
-
-def _context(context, split: str):
-    """(artifact, dataset, strata) of ``context`` (see :func:`stratify_results`)."""
-    if context is None:
-        from .context import load_context
-
-        return load_context(split=split)
-    return context() if callable(context) else context
 
 
 def check_evaluated(values, strata, source: str | None) -> None:

@@ -146,6 +146,8 @@ class StructureConfig:
         for ok, message, fix in checks:
             if not ok:
                 raise InputError(message, fix=fix)
+        for name in ("n_iterations", "consensus_iterations"):  # a numpy integer: a plain int,
+            object.__setattr__(self, name, int(getattr(self, name)))  # as the JSON settings
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

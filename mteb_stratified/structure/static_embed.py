@@ -52,9 +52,18 @@ def cache_folder() -> str:
     return os.path.join(root, "static-embeddings")
 
 
+#: The files of a model folder that decide its embeddings (:func:`model_files_hash`).
+HASHED_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".onnx", ".json", ".txt", ".model",
+                   ".py")
+
+
 def model_files_hash(folder: str) -> str:
     """sha256 over the model folder's weight, config and tokenizer files (name and bytes),
-    computed once per folder and process (every embedding call of a build asks for it)."""
+    computed once per folder and process (every embedding call of a build asks for it).
+
+    Hashed: :data:`HASHED_SUFFIXES` (weights in safetensors, PyTorch, ONNX; JSON configs;
+    WordPiece/BPE vocabularies; SentencePiece models; a model's own Python code, which
+    ``trust_remote_code`` runs); not a README or ``.gitattributes``."""
     if folder not in _HASHES:
         _HASHES[folder] = _hash_files(folder)
     return _HASHES[folder]
@@ -65,7 +74,7 @@ def _hash_files(folder: str) -> str:
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         for name in sorted(files):
-            if name.endswith((".safetensors", ".bin", ".json", ".txt")):
+            if name.endswith(HASHED_SUFFIXES):
                 path = os.path.join(root, name)
                 h.update(os.path.relpath(path, folder).encode() + b"\0")
                 with open(path, "rb") as fh:

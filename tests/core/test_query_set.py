@@ -42,10 +42,13 @@ def test_same_query_sets_groups_names_and_says_the_sets_apart():
     items = [("m1", five), ("m2", full), ("m3", full)]
     out = same_query_sets(items, lambda i: i[1], lambda i: i[0])
     assert out.mixed and out.groups == ((items[1], items[2]), (items[0],))
+    assert list(out) == list(out.groups) and len(out) == 2  # iterates as the old list did
     assert out.labels == (full.label, five.label) and out.names == (("m2", "m3"), ("m1",))
     assert out.text() == f"{full.label} [m2, m3]; {five.label} [m1]"
-    assert out.note() == ("the results were evaluated on 2 different query sets, so each set "
-                          f"is compared on its own, never against another: {out.text()}")
+    assert out.note() == ("the results were evaluated on 2 different query sets, so their "
+                          f"figures are not comparable across sets: {out.text()}")
+    assert out.note(so="each set is ranked on its own").startswith(
+        "the results were evaluated on 2 different query sets, so each set is ranked on its own:")
     assert out.note(str.upper).endswith(out.text().upper())
     one = same_query_sets(items[1:], lambda i: i[1], lambda i: i[0], require_same=True)
     assert not one.mixed and one.names == (("m2", "m3"),)

@@ -202,7 +202,7 @@ def test_without_the_compiled_walk_auto_is_the_numpy_path(monkeypatch):
 def test_a_library_without_the_walk_is_not_loaded(monkeypatch):
     other = importlib.util.find_spec("_json")  # an extension module without evaluate_rows
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: other)
-    assert walk._open_compiled() is None
+    assert walk._open_compiled()[0] is None
 
 
 def test_a_build_of_another_struct_is_not_called(monkeypatch):
@@ -211,9 +211,31 @@ def test_a_build_of_another_struct_is_not_called(monkeypatch):
     class Longer(walk.WalkArgs):
         _fields_ = [("extra", ctypes.c_int64)]
 
-    assert walk._open_compiled() is not None
+    fn, why = walk._open_compiled()
+    assert fn is not None and why is None
     monkeypatch.setattr(walk, "WalkArgs", Longer)
-    assert walk._open_compiled() is None
+    assert walk._open_compiled() == (None, "stale")
+
+
+def test_a_build_with_the_same_size_but_another_field_order_is_not_called(monkeypatch):
+    """Two 8-byte fields swapped keep the size: the layout string tells the builds apart, and
+    kernel='compiled' then says the build is stale."""
+    fields = list(walk.WalkArgs._fields_)
+    monkeypatch.setattr(walk, "_LAYOUT", ",".join(
+        name for name, _ in [fields[1], fields[0]] + fields[2:]))
+    assert walk._open_compiled() == (None, "stale")
+    monkeypatch.setattr(walk, "_compiled", None)
+    with pytest.raises(InputError, match="stale build"):
+        evaluate_arrays(_arrays(), MEASURES, kernel="compiled")
+
+
+def test_the_layout_string_lists_the_struct_fields():
+    """``walk_layout()``'s literal in _walk.c is the struct's field list (so the loader's check
+    compares what the struct really is)."""
+    import re
+    literal = re.search(r"WALK_LAYOUT\[\] =\s*((?:\"[^\"]*\"\s*)+);", SOURCE).group(1)
+    text = "".join(re.findall(r'"([^"]*)"', literal))
+    assert text.split(",") == [name for name, _ in c_struct(SOURCE, "walk_args")]
 
 
 def test_the_compiled_path_through_the_struct_matches_numpy():

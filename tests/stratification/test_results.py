@@ -117,3 +117,31 @@ def test_generated_queries_reported_apart_are_typed(tmp_path, artifact, dataset)
     assert g.original_estimate == pytest.approx(done.summary.pooled.estimate)
     assert g.ci_low < g.estimate < g.ci_high
     assert all(w.kind == STRATA for w in done.warnings)  # an original split: no origin warning
+
+
+def test_one_path_is_one_input_and_none_is_refused(tmp_path, dataset):
+    """A bare path is a list of one (not its characters); an empty list is refused before the
+    structure loads."""
+    qids = sorted(dataset.qrels)
+    path, _ = _results(tmp_path / "org__model-a" / "rev", qids, 1)
+    out = stratify_results(path, **FAST)
+    assert [f.source for f in out.files] == [path]
+
+    def no_context():
+        raise AssertionError("the structure must not load for no input")
+
+    with pytest.raises(InputError, match="no results given"):
+        stratify_results([], context=no_context, **FAST)
+
+
+def test_unknown_query_ids_are_refused_before_any_file_is_written(tmp_path, dataset):
+    """The second file holds a query the strata do not know: the first file is left as it was
+    (every input is checked against the strata before the first write)."""
+    qids = sorted(dataset.qrels)
+    good, _ = _results(tmp_path / "org__model-a" / "rev", qids, 1)
+    bad, _ = _results(tmp_path / "org__model-b" / "rev", qids + ["NOT-A-QUERY"], 2,
+                      model="org/model-b")
+    before = open(good).read()
+    with pytest.raises(InputError):
+        stratify_results([good, bad], **FAST)
+    assert open(good).read() == before

@@ -1,5 +1,7 @@
 """k-NN graph (faiss), near-duplicate merging and the Leiden estimator (no models needed)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -512,6 +514,9 @@ def test_one_iteration_rule_for_the_estimator_the_config_and_the_cli(value):
     with pytest.raises(InputError, match="n_iterations"):
         StructureConfig(n_iterations=value)
     assert valid_iterations(-1) and valid_iterations(3) and valid_iterations(np.int64(2))
+    cfg = StructureConfig(n_iterations=np.int64(3), consensus_iterations=np.int64(-1))
+    assert type(cfg.n_iterations) is int and type(cfg.consensus_iterations) is int
+    json.dumps(cfg.to_dict())  # the build's settings hash reads it
 
 
 def test_igraph_backend_counts_self_loops_as_modularity_does_on_a_quotient_graph():

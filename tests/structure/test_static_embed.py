@@ -91,3 +91,23 @@ def test_it_keeps_minilms_sense_of_similarity(static):
     iu = np.triu_indices(10, 1)
     assert spearmanr(sims_s[iu], sims_m[iu]).correlation > 0.4
     assert sims_s[0, 1] > sims_s[0, 5] and sims_s[3, 4] > sims_s[3, 5]
+
+
+def test_the_model_hash_follows_every_file_that_decides_the_embeddings(tmp_path):
+    """A SentencePiece model, a model's own code or ONNX weights change the hash (so a cached
+    embedding of the old files is not reused); a README does not."""
+    from mteb_stratified.structure.static_embed import _HASHES, model_files_hash
+
+    def hash_of(files: dict) -> str:
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        _HASHES.pop(str(folder), None)
+        return model_files_hash(str(folder))
+
+    base = {"config.json": "{}", "model.safetensors": "w"}
+    same = hash_of(base)
+    assert hash_of({**base, "README.md": "new words"}) == same
+    for name in ("spiece.model", "modeling_custom.py", "model.onnx", "vocab.txt"):
+        assert hash_of({**base, name: "x"}) != same, name

@@ -394,7 +394,7 @@ def _leaderboard_text(policy, frames, shown, notes, plain, digits: int, cell) ->
                + "\n")
     else:
         bold = "**" if cell is md_cell else ""
-        note = policy.note(cell)
+        note = policy.note(cell, so="each set is ranked on its own, never against another")
         out = (f"Tie-aware leaderboard. {legend}\n\n{bold}{note[:1].upper()}{note[1:]}."
                f"{bold}\n")
         for g, frame, table, note in zip(groups, frames, shown, notes):
