@@ -64,7 +64,8 @@ class RunConfig:
     ``structure``: a structure artifact folder, or ``"bundled"`` (the bundled NFCorpus one);
     ``out``: the output folder; ``generation``: the loop's settings; ``split``: the original
     query set; ``writer``: ``select`` (real queries of ``pool_splits``, default every judged
-    split but ``split``), ``template`` (offline) or ``llm`` (needs ``llm``); ``panel``:
+    split but ``split``), ``template`` (offline) or ``llm`` (needs ``llm``); None (the
+    default): ``llm`` when ``llm`` is given, else ``select``; ``panel``:
     ``((name, run file), ...)``, systems added to the gate's panel; ``merge_into_split``: also
     merge the added qrels into that split; ``pool_bm25``/``pool_dense``/``max_pool``/
     ``no_dense``: the pooling (``pool_dense`` None: 4 on the LLM path, 0 offline);
