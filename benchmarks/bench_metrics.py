@@ -68,7 +68,10 @@ import numpy as np
 from _harness import ROOT, median_spread, print_command, tracemalloc_peak
 from _harness import interleaved as harness_interleaved
 from mteb_stratified import evaluate_matrices
-from mteb_stratified.core.precision import round_to_bfloat16
+try:  # core/ranking/ since #49; before_after.py also runs this script on earlier revisions
+    from mteb_stratified.core.ranking.precision import round_to_bfloat16
+except ModuleNotFoundError:  # the layout before #49 (core/precision.py)
+    from mteb_stratified.core.precision import round_to_bfloat16
 
 CUTOFFS = (1, 10, 100)
 MEASURES = [f"{m}@{k}" for m in ("nDCG", "RR", "R", "P", "AP") for k in CUTOFFS]

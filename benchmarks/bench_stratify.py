@@ -27,10 +27,11 @@ import time
 import numpy as np
 
 from _harness import interleaved, median, print_command
-from mteb_stratified.core.coverage import strata_coverage
-from mteb_stratified.core.estimators import (StratifiedDesign, stratified_bootstrap,
-                                              stratified_estimates)
-from mteb_stratified.core.strata import Bins, ClusterWeights, document_dispersion, stratify
+# the core package's own names (not its module paths): before_after.py runs this script
+# against revisions on either side of the core's split into core.ranking and core.stats
+from mteb_stratified.core import (Bins, ClusterWeights, StratifiedDesign, document_dispersion,
+                                  strata_coverage, stratified_bootstrap, stratified_estimates,
+                                  stratify)
 
 
 def make_corpus(n_docs: int, n_clusters: int, n_queries: int, seed: int = 0):

@@ -78,7 +78,7 @@ def paper_table(rows: list[dict]) -> str:
     """The sweep's own paper-style table (E[M], range, bias in %, then the tie statistics)."""
     from mteb_stratified.adapters.precision.sweep import SweepRow, format_paper_table
 
-    return format_paper_table([SweepRow(**r) for r in rows])
+    return format_paper_table([SweepRow.from_dict(r) for r in rows])
 
 
 def _import_sweep():

@@ -7,7 +7,7 @@ packaged MiniLM and of BM25 with CIs, and whether their order flips between aggr
 ``--minilm``: the per-query CSV of a full ``StratifiedNFCorpus`` run of the packaged
 all-MiniLM-L6-v2 (``mteb-stratified mteb run ... --prediction-folder``).  BM25 is run here (bm25s,
 as ``mteb-stratified demo``, float32 scores, missing queries scored 0).  Structure: the bundled
-offline artifact; bins: corpus-fixed (see ``mteb_stratified.stratification.bins``).  Writes
+offline artifact; bins: corpus-fixed (see ``mteb_stratified.stratification.dataset``).  Writes
 ``report.html``, ``report.md`` and ``summary.json`` to ``--out`` and prints the Markdown.
 """
 
@@ -61,8 +61,11 @@ def main() -> int:
     with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as fh:
         fh.write(md)
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump({**report, "systems": {n: b.to_dict() for n, b in summaries.items()}}, fh,
-                  indent=1, default=str)
+        json.dump({"title": report.title,
+                   "systems": {n: b.to_dict() for n, b in summaries.items()},
+                   "stability": stability.to_dict(),
+                   "pairs": report.pairs and report.pairs.to_dict(),  # None here: no pairs
+                   "query_sets": report.query_sets and dict(report.query_sets)}, fh, indent=1)
     print(md)
     print(f"bins: {strata.bins}")
     print(f"({time.perf_counter() - t0:.1f}s; files in {args.out})")

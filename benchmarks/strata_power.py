@@ -8,7 +8,7 @@ For each grain (``--min-queries``, default ``50``, the default evaluated grain; 
 clusters, where the split-half tests over 200 halves of some 80 strata take hours: give
 ``--split-half-draws 0`` there) the strata are the artifact's cluster tree cut
 at that many queries (:mod:`mteb_stratified.stratification.grain`), and every test the strata
-block reports is simulated on the runs' per-query nDCG@10 (:mod:`mteb_stratified.core.power`),
+block reports is simulated on the runs' per-query nDCG@10 (:mod:`mteb_stratified.core.stats.power`),
 for each pair of the two or more ``--run`` given (A given before B): the one-system
 heterogeneity (omnibus and Westfall–Young max-|z| per stratum) and split-half tests (on B;
 Type I also on A), and for the pair the max-|z| and omnibus paired heterogeneity tests, the
@@ -133,8 +133,8 @@ def _grains(text: str) -> list[int]:
 
 
 def _tests(text: str) -> tuple:
-    """``--tests T[,T...]``: names of :data:`mteb_stratified.core.power.TESTS`."""
-    from mteb_stratified.core.power import TESTS
+    """``--tests T[,T...]``: names of :data:`mteb_stratified.core.stats.power.TESTS`."""
+    from mteb_stratified.core.stats.power import TESTS
 
     tests = tuple(t.strip() for t in text.split(",") if t.strip())
     bad = [t for t in tests if t not in TESTS]
@@ -225,7 +225,7 @@ def main(argv=None) -> int:
 def study_pair(vals: dict, a_name: str, b_name: str, evaluated: dict, args) -> dict:
     """The power study of one pair at each grain: ``{"a", "b", "grains": {m: ...}}`` (the
     split-half tests with ``--split-half-draws`` draws at the three effects)."""
-    from mteb_stratified.core.power import TESTS, power_study
+    from mteb_stratified.core.stats.power import TESTS, power_study
 
     split = ("split_half", "split_half_difference")
     chosen = args.tests or tuple(TESTS)

@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     from strata_power import load_strata, parse_runs, per_query
 
     from mteb_stratified.core import Bins, InputError
-    from mteb_stratified.core.chance import (heterogeneity_test, paired_heterogeneity_test,
+    from mteb_stratified.core.stats.chance import (heterogeneity_test, paired_heterogeneity_test,
                                              split_half_reliability)
     from mteb_stratified.io.corpus_text import doc_text
     from mteb_stratified.stratification import (DEFAULT_MIN_QUERIES, evaluated_strata,
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     from mteb_stratified.stratification.lexical import partial_spearman
     from mteb_stratified.stratification.validity import (assignment_reliability,
                                                          coverage_baselines)
-    from mteb_stratified.stratification.weights import cluster_weights
+    from mteb_stratified.stratification import cluster_weights
     from mteb_stratified.structure.quality import cluster_quality
     from mteb_stratified.structure.terms import term_counts
 

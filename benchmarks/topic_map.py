@@ -60,8 +60,8 @@ def _qrels(folder: str, split: str) -> dict:
 
 
 def _primary(qrels: dict, leaf_of: dict) -> np.ndarray:
-    """Each query's primary leaf (core.strata.stratify, cluster scheme)."""
-    from mteb_stratified.core.strata import stratify
+    """Each query's primary leaf (core.stats.strata.stratify, cluster scheme)."""
+    from mteb_stratified.core.stats.strata import stratify
 
     weights = {d: {int(c): 1.0} for d, c in leaf_of.items()}
     return stratify(qrels, weights, unknown_docs="skip").primary
@@ -82,7 +82,7 @@ def leaves_section(art) -> dict:
 
 
 def coverage_section(art, folder: str, split: str) -> dict:
-    from mteb_stratified.core.coverage import cluster_coverage
+    from mteb_stratified.core.stats.coverage import cluster_coverage
 
     leaf_of = {d: max(w, key=w.get) for d, w in art.doc_cluster_weights.items() if w}
     primary = _primary(_qrels(folder, split), leaf_of)
@@ -117,7 +117,7 @@ def _pair_ari(parts: list) -> float:
 
 def stability_section(art, corpus: dict, folder: str, seeds: int, work: str,
                       min_queries: int, overrides: dict | None = None) -> dict:
-    from mteb_stratified.core.hierarchy import cut_tree
+    from mteb_stratified.core.stats.hierarchy import cut_tree
     from mteb_stratified.io.corpus_text import doc_text
     from mteb_stratified.structure.documents import cluster_documents, embed_documents_cached
     from mteb_stratified.structure.engine import LocalEngine

@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import InputError, evaluate_arrays, from_dicts
 from .core.options import DEFAULT_MEASURES
-from .core.results import EvaluationResult
+from .core.ranking.results import EvaluationResult
 from .io.files import read_judgments, read_run, read_run_arrays
 
 __all__ = ["evaluate", "DEFAULT_MEASURES"]

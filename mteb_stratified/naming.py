@@ -1,6 +1,6 @@
 """Measure names: from an ir_measures-style :class:`~mteb_stratified.core.Measure` to MTEB's
 score keys, BEIR's keys, pytrec_eval's names and the precision sweep's fields, and back; each
-family's names are read from its :class:`~mteb_stratified.core.measures.MeasureFamily`.
+family's names are read from its :class:`~mteb_stratified.core.ranking.measures.MeasureFamily`.
 
 =====================  ====================  ===========
 Measure                MTEB key              BEIR key
@@ -23,7 +23,7 @@ key round-trips.  The tie-aware statistics are suffixes: ``<key>_<stat>`` for ea
 :data:`STATS` (``ndcg_at_10_expected``).
 
 To add a measure: declare its family, names included, in
-:data:`mteb_stratified.core.measures.FAMILIES`; the tables here follow.
+:data:`mteb_stratified.core.ranking.measures.FAMILIES`; the tables here follow.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 
 from .core.errors import InputError
-from .core.measures import FAMILIES, Measure, parse_measure
-from .core.results import SUFFIX_ORDER
+from .core.ranking.measures import FAMILIES, Measure, parse_measure
+from .core.ranking.results import SUFFIX_ORDER
 
 __all__ = ["parse_measure", "STATS", "AUDIT_KEYS", "audit_key", "MTEB_FAMILIES", "BEIR_FAMILIES",
            "mteb_key", "tie_key", "split_tie_key", "measure_of_key", "beir_key",

@@ -120,7 +120,7 @@ class ExtractorConformance:
 
 
 def _target():
-    from mteb_stratified.core.cells import GRID
+    from mteb_stratified.core.stats.cells import GRID
     from mteb_stratified.generation.protocols import Target
 
     return Target(0, GRID.dispersion_levels[0], GRID.alignment_levels[-1], priority=1.0,

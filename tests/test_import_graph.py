@@ -127,6 +127,46 @@ def test_no_circles_except_the_mteb_registration():
     assert all("mteb_stratified.adapters.mteb.registration" in c for c in sccs)
 
 
+#: Inside core, bottom first: the shared modules (errors, options, rng, jsonsafe, query_set),
+#: then ranking evaluation, then the stratified statistics (which read per-query values and
+#: intervals of ranking evaluation; ranking evaluation never imports them).
+CORE_LAYERS = {"shared": 0, "ranking": 1, "stats": 2, "__init__": 3}
+
+
+def _core_part(mod: str) -> str:
+    parts = mod.split(".")
+    if len(parts) == 2:
+        return "__init__"
+    return parts[2] if parts[2] in CORE_LAYERS else "shared"
+
+
+def _core_upward(modules) -> list:
+    """Every import inside core that points up its sub-layers (:data:`CORE_LAYERS`)."""
+    out = []
+    for a, targets in _edges(modules).items():
+        if _layer(a) != "core":
+            continue
+        for b in targets:
+            pa, pb = _core_part(a), _core_part(b)
+            if pa != pb and CORE_LAYERS[pa] <= CORE_LAYERS[pb]:
+                out.append(f"{a} -> {b} ({pa} -> {pb})")
+    return sorted(out)
+
+
+def test_core_ranking_evaluation_never_imports_the_stratified_statistics():
+    modules = _modules()
+    assert {_core_part(m) for m in modules if _layer(m) == "core"} == set(CORE_LAYERS)
+    assert _core_upward(modules) == []
+
+
+def test_the_core_scan_finds_a_planted_import_of_stats_from_ranking(tmp_path):
+    up = tmp_path / "up.py"
+    up.write_text("from ..stats.strata import QueryStrata\n", encoding="utf-8")
+    modules = {**_modules(), "mteb_stratified.core.ranking._planted": str(up)}
+    assert _core_upward(modules) == ["mteb_stratified.core.ranking._planted -> "
+                                     "mteb_stratified.core.stats.strata (ranking -> stats)"]
+
+
 def test_the_core_imports_nothing_above_it():
     edges = _edges(_modules())
     for mod, targets in edges.items():
@@ -138,14 +178,14 @@ def test_the_scans_find_a_planted_upward_import_and_a_planted_circle(tmp_path):
     """Both scans can fail: a planted core module that imports the report layer, and two
     planted core modules that import each other."""
     up = tmp_path / "up.py"
-    up.write_text("def f():\n    from ..report.html import build_report\n", encoding="utf-8")
+    up.write_text("def f():\n    from ..report.model import build_report\n", encoding="utf-8")
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("from . import _planted_b\n", encoding="utf-8")
     b.write_text("from ._planted_a import x\n", encoding="utf-8")
     modules = {**_modules(), "mteb_stratified.core._planted_up": str(up),
                "mteb_stratified.core._planted_a": str(a),
                "mteb_stratified.core._planted_b": str(b)}
-    assert _upward(modules) == ["mteb_stratified.core._planted_up -> mteb_stratified.report.html "
+    assert _upward(modules) == ["mteb_stratified.core._planted_up -> mteb_stratified.report.model "
                                 "(core 0 -> report 5)"]
     planted = {"mteb_stratified.core._planted_a", "mteb_stratified.core._planted_b"}
     assert planted in [c for c in _circles(_edges(modules))]

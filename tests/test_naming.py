@@ -3,7 +3,7 @@
 import pytest
 
 from mteb_stratified.core import InputError, parse_measure
-from mteb_stratified.core.measures import MEASURE_NAMES
+from mteb_stratified.core.ranking.measures import MEASURE_NAMES
 from mteb_stratified.naming import (STATS, beir_key, canonical_name, measure_of_beir_key,
                                     measure_of_key, mteb_key, mteb_measures, split_tie_key,
                                     tie_key, trec_eval_key)

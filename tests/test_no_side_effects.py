@@ -64,7 +64,7 @@ from mteb_stratified.structure.embed import embed_texts
 embed_texts(["vitamin d"])
 from mteb_stratified.adapters.precision.models import load_minilm
 load_minilm()
-from mteb_stratified.report.html import _figure
+from mteb_stratified.report.figures import _figure
 _figure(lambda fig: fig.subplots().plot([0, 1]), (2, 2))
 """
     got = _probe(calls)

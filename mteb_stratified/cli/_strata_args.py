@@ -13,7 +13,7 @@ import os
 import sys
 
 from ..core import DEFAULT_N_MIN, InputError
-from ..core.hierarchy import DEFAULT_MIN_QUERIES
+from ..core.stats.hierarchy import DEFAULT_MIN_QUERIES
 from ..core.options import DEFAULT_TASK
 from ..core.rng import MAX_SEED
 from ._args import add_llm_endpoint, add_skip_unreadable, int_at_least
@@ -21,7 +21,7 @@ from ._args import add_llm_endpoint, add_skip_unreadable, int_at_least
 __all__ = ["SCHEMES", "ALIGNMENTS", "DEFAULT_TASK", "add_common", "check_options",
            "load_context", "query_cache_path", "user_cache_dir", "endpoint_settings", "notify"]
 
-#: Stratum schemes and J variants (owned by core.strata and stratification; literal here so
+#: Stratum schemes and J variants (owned by core.stats.strata and stratification; literal here so
 #: parsing the command line imports nothing heavy; a test checks they agree).
 SCHEMES = ("cluster", "cell")
 ALIGNMENTS = ("exact", "soft")
@@ -116,8 +116,8 @@ def notify(line: str) -> None:
 
 
 def check_options(args) -> None:
-    from ..core.coverage import check_n_min
-    from ..core.strata import check_scheme
+    from ..core.stats.coverage import check_n_min
+    from ..core.stats.strata import check_scheme
     from ..stratification import check_alignment
     check_scheme(args.scheme)
     check_alignment(args.alignment)

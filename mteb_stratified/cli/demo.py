@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from ..adapters.bm25 import bm25_run
     from ..api import evaluate
     from ..core import parse_measures
-    from ..core.precision import round_to_bfloat16
+    from ..core.ranking.precision import round_to_bfloat16
     from ..io import bundled_path, load_beir, write_run
     from ..io.outputs import output_dir
 

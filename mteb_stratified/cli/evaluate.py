@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(result.table())
     if args.per_query:
-        from ..core.results import VALUE_KEYS
+        from ..core.ranking.results import VALUE_KEYS
         from ..io.markdown import term_cell  # a query id from the file: no escape sequence
 
         frame = result.to_dict(per_query=True)["per_query"]

@@ -25,7 +25,7 @@ import os
 
 from ..core import DEFAULT_N_MIN, InputError
 from ..core.rng import MAX_SEED
-from ..generation.loop import DEFAULT_MSC_SHARE
+from ..generation.config import DEFAULT_MSC_SHARE
 from . import summary
 from ._args import (HelpFormatter, add_embedding_cache, add_llm_endpoint, float_in, int_at_least,
                     print_json)

@@ -519,7 +519,7 @@ def _fmt(cuts) -> str:
 
 def _warn_empty_bins(art) -> None:
     """Cut-points that repeat a value leave a bin empty by construction: said on stderr."""
-    from ..core.strata import Bins
+    from ..core.stats.strata import Bins
 
     stored = art.metadata.get("bins")
     if stored:

@@ -7,7 +7,7 @@ Their users import them from here (``arrays``, ``evaluate``, ``api``, ``io.numbe
 
 from __future__ import annotations
 
-__all__ = ["MAX_GRADE", "OBLIVIOUS_ORDERS", "IDEALS", "DEFAULT_MEASURES", "DEFAULT_TASK"]
+__all__ = ["MAX_GRADE", "OBLIVIOUS_ORDERS", "IDEALS", "DEFAULT_MEASURES", "DEFAULT_TASK", "ALPHA"]
 
 #: The largest absolute relevance grade accepted anywhere (files, dicts, arrays): ``2**1000`` is
 #: about 1e301, so exp-log2 gains (``2**g - 1``) and their sums over a ranking stay finite.
@@ -24,3 +24,8 @@ IDEALS = ("qrels", "candidates")
 DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "P@10", "AP@100")
 #: The task whose results a folder stands for when none is named (``stratify``, ``report``).
 DEFAULT_TASK = "StratifiedNFCorpus"
+
+#: The level at which every "beyond chance" / "significant" statement is made: the default
+#: ``alpha`` of the chance tests (:mod:`.stats.chance`), the power study
+#: (:mod:`.stats.power`), the lexical comparison and the report's verdicts.
+ALPHA = 0.05

@@ -237,7 +237,7 @@ def validity_gate(dataset, added_queries: dict, added_qrels: dict, added_cluster
     ``dataset``: the evaluated split (``load_beir``); ``added_*``: the queries the run added,
     their qrels and clusters; ``runs``: ``{system: (run on the original queries, run on the
     added ones)}`` with ``"BM25"`` among them (the lexical bias); ``judge``: the entry of
-    :func:`judge_check`; ``baseline``: :func:`.loop.trivial_baseline`'s result.
+    :func:`judge_check`; ``baseline``: :func:`.state.trivial_baseline`'s result.
     """
     if "BM25" not in runs:
         raise InputError("the panel needs a BM25 run", fix="add runs['BM25']")
@@ -373,7 +373,7 @@ def panel_runs(dataset, added: dict, *, bm25_real: dict, bm25_run, panel: dict |
 def run_gate(dataset, result, *, judge, bm25_run, panel: dict | None = None, seed: int = 0,
              note: str | None = None, calls=None, judge_batch: int = 8,
              dense_pool: bool = False, cache_dir=None, show_progress: bool = False) -> dict:
-    """The validity gate of a run's ``result`` (:class:`~.loop.GenerationResult`) on the
+    """The validity gate of a run's ``result`` (:class:`~.result.GenerationResult`) on the
     evaluated split ``dataset``: the judge's sample (:func:`judge_sample`; ``judge`` None: not
     measured, with the ``note``), the panel (:func:`panel_runs`), :func:`validity_gate`, and
     ``panel_left_out`` when a run of ``panel`` was left out.  ``bm25_run(corpus, queries,
@@ -384,13 +384,13 @@ def run_gate(dataset, result, *, judge, bm25_run, panel: dict | None = None, see
     bm25_real = bm25_run(dataset.corpus, _evaluated_queries(dataset), depth=PANEL_DEPTH)[0]
     judged = judge_sample(judge, dataset, bm25_real, seed=seed, note=note, calls=calls,
                           judge_batch=judge_batch)
-    added = {r["query_id"]: r["query"] for r in result.accepted}
+    added = {r.query_id: r.query for r in result.accepted}
     runs, left_out = panel_runs(dataset, added, bm25_real=bm25_real, bm25_run=bm25_run,
                                 panel=panel, cache_dir=cache_dir, show_progress=show_progress)
     gate = validity_gate(
-        dataset, added, {r["query_id"]: r["qrels"] for r in result.accepted},
-        {r["query_id"]: r["landed"][0] for r in result.accepted}, result.original_clusters,
-        runs=runs, baseline=result.baseline, judge=judged,
+        dataset, added, {r.query_id: r.qrels for r in result.accepted},
+        {r.query_id: r.landed[0] for r in result.accepted}, result.original_clusters,
+        runs=runs, baseline=result.baseline.to_dict(), judge=judged,
         pool_bias=None if result.pool else POOL_BIAS.format(
             dense=" + dense" if dense_pool else ""))
     if left_out:

@@ -66,8 +66,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.strata import soft_containment
-from .loop import normalize_query
+from ..core.stats.strata import soft_containment
+from .candidates import normalize_query
 
 __all__ = ["OFFLINE_VERSION", "OFFLINE_KIND", "EntityNeighbours", "OfflineQueryWriter",
            "OfflineJudge", "OfflineVerifier", "offline_parts"]

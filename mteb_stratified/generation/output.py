@@ -34,7 +34,8 @@ from ..core import InputError
 from ..io.beir import find_file, qrels_splits, read_jsonl, write_beir
 from ..io.files import read_qrels
 from ..io.outputs import dumps_json
-from .loop import GenerationConfig, GenerationResult
+from .config import GenerationConfig
+from .result import GenerationResult
 
 __all__ = ["GENERATED_SPLIT", "SELECTED_SPLIT", "SMOKE_TEST", "check_splits", "merge_changes",
            "write_dataset", "provenance_of", "selection_provenance"]
@@ -68,9 +69,9 @@ def check_splits(folder: str | None, split: str, merge_into: str | None = None) 
 def merge_changes(split: str, n_original: int, result: GenerationResult) -> str:
     """The line ``--merge-into-split`` prints: what the merged split now holds."""
     n_add = len(result.accepted)
-    n_rel = sum(len(r["qrels"]) for r in result.accepted)
+    n_rel = sum(len(r.qrels) for r in result.accepted)
     if _selection(result):
-        froms = sorted({r["from_split"] for r in result.accepted})
+        froms = sorted({r.from_split for r in result.accepted})
         return (f"--merge-into-split {split}: qrels/{split}.tsv now holds its {n_original} "
                 f"original queries and {n_add} real queries selected from "
                 f"{', '.join(froms) or 'the pool'} ({n_rel} human qrels); an evaluation of "
@@ -127,7 +128,8 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
                   "copied_byte_for_byte": [n for n in splits if n != merge_into],
                   "merged_into": merge_into, "merge_changes": merged}
     report = _coverage_report(dataset, result, provenance, split_info)
-    extra = [("candidates.jsonl", "".join(json.dumps(c, ensure_ascii=False, sort_keys=True)
+    extra = [("candidates.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False,
+                                                     sort_keys=True)
                                           + "\n" for c in result.candidates).encode("utf-8")),
              ("coverage.json", (dumps_json(report, indent=1, sort_keys=True) + "\n")
               .encode("utf-8"))]
@@ -144,7 +146,7 @@ def write_dataset(out: str, dataset, result: GenerationResult, *, provenance: di
 def _check_new_ids(result: GenerationResult, source: dict, selection: bool) -> None:
     """An :class:`InputError` when a generated query id is already a query id of the source
     (a selection's queries are the source's own)."""
-    gen_ids = [] if selection else [rec["query_id"] for rec in result.accepted]
+    gen_ids = [] if selection else [rec.query_id for rec in result.accepted]
     clash = sorted(set(gen_ids) & set(source))
     if clash:
         raise InputError(f"{len(clash)} generated query ids are already query ids of the "
@@ -158,28 +160,29 @@ def _query_rows(source: dict, result: GenerationResult, provenance: dict,
     """``(rows of queries.jsonl, qrels of the added split)``: every source query with its
     origin (a selected one also says where it was selected from), then the generated queries
     with their provenance."""
-    chosen = {rec["query_id"]: rec for rec in result.accepted} if selection else {}
+    chosen = {rec.query_id: rec for rec in result.accepted} if selection else {}
     rows = []
     for q, row in source.items():
         row = {**row, "origin": row.get("origin", "original")}
         if q in chosen:   # a real query: it keeps its row, and says where it was selected from
             rec = chosen[q]
-            row["selected"] = {"from_split": rec["from_split"], "target": rec["target"],
-                               "landed": rec["landed"], "match": rec["match"],
-                               "step": rec["step"]}
+            row["selected"] = {"from_split": rec.from_split, "target": rec.target,
+                               "landed": rec.landed, "match": rec.match, "step": rec.step}
         rows.append(row)
-    added: dict = {q: rec["qrels"] for q, rec in chosen.items()}
+    added: dict = {q: rec.qrels for q, rec in chosen.items()}
     for rec in ([] if selection else result.accepted):
-        meta = {k: rec[k] for k in ("target", "target_label", "landed", "seed_docs", "terms",
-                                    "seed", "attempt", "dispersion", "alignment",
-                                    "query_entities", "pool", "qrel_rules")}
+        meta = {"target": rec.target, "target_label": rec.target_label, "landed": rec.landed,
+                "seed_docs": rec.seed_docs, "terms": rec.terms, "seed": rec.seed,
+                "attempt": rec.attempt, "dispersion": rec.dispersion,
+                "alignment": rec.alignment, "query_entities": rec.query_entities,
+                "pool": rec.pool, "qrel_rules": rec.qrel_rules}
         meta.update(provenance)
-        meta["verdict"] = rec["verifier"]  # the verifier's answer (its settings: "verifier")
+        meta["verdict"] = rec.verifier  # the verifier's answer (its settings: "verifier")
         if _smoke_test(provenance):
             meta["label"] = SMOKE_TEST
-        rows.append({"_id": rec["query_id"], "text": rec["query"], "origin": GENERATED_SPLIT,
+        rows.append({"_id": rec.query_id, "text": rec.query, "origin": GENERATED_SPLIT,
                      "metadata": meta})
-        added[rec["query_id"]] = rec["qrels"]
+        added[rec.query_id] = rec.qrels
     return rows, added
 
 
@@ -205,16 +208,17 @@ def _smoke_test(provenance: dict) -> bool:
 def _coverage_report(dataset, result: GenerationResult, provenance: dict,
                      split_info: dict) -> dict:
     """What ``coverage.json`` holds (module docstring)."""
-    report = {"split": dataset.split, "before": result.coverage_before,
-              "after": result.coverage_after, "counts": result.counts(),
-              "stop_reason": result.stop_reason, "usage": result.usage,
-              "targets": result.targets,
-              "infeasible_cells": result.infeasible,
+    report = {"split": dataset.split, "before": result.coverage_before.to_dict(),
+              "after": result.coverage_after.to_dict(), "counts": result.counts().to_dict(),
+              "stop_reason": result.stop_reason, "usage": result.usage.to_dict(),
+              "targets": result.targets.to_dict(),
+              "infeasible_cells": list(result.infeasible),
               "provenance": provenance, "splits": split_info}
     if _selection(result):
-        report["pool"], report["unfilled"] = result.pool, result.unfilled
+        report["pool"] = result.pool.to_dict()
+        report["unfilled"] = [u.to_dict() for u in result.unfilled]
     if result.gate:
-        report["gate"] = result.gate
+        report["gate"] = result.gate.to_dict()
     if _smoke_test(provenance):
         report["label"] = SMOKE_TEST
     return report

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
-from ..core.cells import GRID, CellGrid
+from ..core.stats.cells import GRID, CellGrid
 
 __all__ = ["Target", "QueryWriter", "RelevanceJudge", "Verifier", "Strategy", "judgements"]
 
@@ -111,9 +111,9 @@ class Strategy(Protocol):
     """
 
     def fill(self, dataset, artifact, config):
-        """The :class:`~.loop.GenerationResult` of filling ``dataset``'s uncovered strata
+        """The :class:`~.result.GenerationResult` of filling ``dataset``'s uncovered strata
         over the structure ``artifact`` with the settings ``config``
-        (:class:`~.loop.GenerationConfig`); nothing is written."""
+        (:class:`~.config.GenerationConfig`); nothing is written."""
         ...
 
     def provenance(self, config, artifact) -> dict:

@@ -21,7 +21,9 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 from ..core import InputError
-from .loop import GenerationConfig, GenerationResult
+from ..io.coverage_report import LLMUsage, ValidityGate
+from .config import GenerationConfig
+from .result import GenerationResult
 
 __all__ = ["LLMOptions", "RunConfig", "Outcome", "CandidateBar", "run"]
 
@@ -139,18 +141,18 @@ class Outcome:
     lines: tuple
 
     @property
-    def gate(self) -> Mapping:
+    def gate(self) -> ValidityGate:
         """The validity gate (:func:`~.gate.run_gate`)."""
         return self.result.gate
 
     @property
     def verdict(self) -> str:
         """The gate's verdict line."""
-        return self.result.gate["verdict"]
+        return self.result.gate.verdict
 
     @property
-    def usage(self) -> Mapping:
-        """LLM usage (``{}`` offline)."""
+    def usage(self) -> LLMUsage:
+        """LLM usage (empty offline)."""
         return self.result.usage
 
 
@@ -165,10 +167,11 @@ class CandidateBar:
         self.bar = progress_bar(total, "generate: candidates", enabled, unit="candidate")
         self.enabled = self.bar is not None
 
-    def __call__(self, record: dict) -> None:
+    def __call__(self, cand) -> None:
+        """One candidate merged (a :class:`~.candidates.Candidate`)."""
         if self.bar is None:
             return
-        self.accepted += record.get("status") == "accepted"
+        self.accepted += cand.status == "accepted"
         self.bar.set_postfix_str(f"accepted {self.accepted}", refresh=False)
         self.bar.update(1)
 
@@ -354,7 +357,7 @@ def _finish(config: RunConfig, dataset, result: GenerationResult, provenance: di
             parts: _Parts) -> Outcome:
     """Write the output folder (:func:`~.output.write_dataset`, its ``coverage.md`` by the
     injected Markdown), say what ``merge_into_split`` changed, and the :class:`Outcome`."""
-    from .loop import REASONS
+    from .config import REASONS
     from .output import write_dataset
 
     written = write_dataset(config.out, dataset, result, merge_into=config.merge_into_split,
@@ -446,38 +449,39 @@ def _llm_reader(config: RunConfig, artifact, calls, endpoint, notify):
 
 def _summary(config: RunConfig, result: GenerationResult) -> dict:
     """The run's summary (``generate --json``)."""
-    summary = {"out": config.out, "before": result.coverage_before,
-               "after": result.coverage_after, "counts": result.counts(),
-               "stop_reason": result.stop_reason, "usage": result.usage,
-               "targets": result.targets, "writer": config.writer}
+    summary = {"out": config.out, "before": result.coverage_before.to_dict(),
+               "after": result.coverage_after.to_dict(), "counts": result.counts().to_dict(),
+               "stop_reason": result.stop_reason, "usage": result.usage.to_dict(),
+               "targets": result.targets.to_dict(), "writer": config.writer}
     if result.pool:
-        summary.update(pool=result.pool, unfilled=result.unfilled)
+        summary.update(pool=result.pool.to_dict(),
+                       unfilled=[u.to_dict() for u in result.unfilled])
     return summary
 
 
 def _lines(config: RunConfig, result: GenerationResult) -> tuple:
     """The run's summary as text: what was added, the coverage before and after, the usage."""
     counts = result.counts()
-    b, a = result.coverage_before["cluster"], result.coverage_after["cluster"]
+    b, a = result.coverage_before.cluster, result.coverage_after.cluster
     t = result.targets
     if result.pool:
         pool = result.pool
-        lines = [f"{config.out}: {pool['selected']} real judged queries selected from "
-                 f"{', '.join(pool['splits'])} ({pool['queries']} in the pool; "
-                 f"{counts['accepted_in_target_cell']} in their target cell) into split "
-                 f"'selected'; the pool's own ceiling: MSC {pool['ceiling']['msc']:.3f}, SCC "
-                 f"{pool['ceiling']['scc']:.3f}; strata the pool cannot fill: "
-                 f"{sum(u['pool_queries_left'] == 0 for u in result.unfilled)}"]
+        lines = [f"{config.out}: {pool.selected} real judged queries selected from "
+                 f"{', '.join(pool.splits)} ({pool.queries} in the pool; "
+                 f"{counts.accepted_in_target_cell} in their target cell) into split "
+                 f"'selected'; the pool's own ceiling: MSC {pool.ceiling.msc:.3f}, SCC "
+                 f"{pool.ceiling.scc:.3f}; strata the pool cannot fill: "
+                 f"{sum(u.pool_queries_left == 0 for u in result.unfilled)}"]
     else:
-        lines = [f"{config.out}: {counts['accepted']} of {counts['generated']} candidates "
-                 f"accepted ({counts['accepted_in_target_cell']} in their target cell); "
-                 f"rejected by reason: {counts['rejected_by_reason'] or '-'}"]
-    lines.append(f"  MSC {b['msc']:.3f} → {a['msc']:.3f} (target {t['msc']:.3f}, ceiling "
-                 f"{t['ceiling_msc']:.3f}), SCC {b['scc']:.3f} → {a['scc']:.3f} (target "
-                 f"{t['scc']:.3f}) (stop: {result.stop_reason})")
+        lines = [f"{config.out}: {counts.accepted} of {counts.generated} candidates "
+                 f"accepted ({counts.accepted_in_target_cell} in their target cell); "
+                 f"rejected by reason: {dict(counts.rejected_by_reason) or '-'}"]
+    lines.append(f"  MSC {b.msc:.3f} → {a.msc:.3f} (target {t.msc:.3f}, ceiling "
+                 f"{t.ceiling_msc:.3f}), SCC {b.scc:.3f} → {a.scc:.3f} (target "
+                 f"{t.scc:.3f}) (stop: {result.stop_reason})")
     u = result.usage
     if u:
-        lines.append(f"  LLM calls {u['calls']} of {u['budget_calls']} ({u['paid_calls']} "
-                     f"requests sent in this run, retries included; {u['cached_calls']} from "
-                     f"the cache), tokens {u['tokens']}, cost ${u['cost_usd']}")
+        lines.append(f"  LLM calls {u.calls} of {u.budget_calls} ({u.paid_calls} "
+                     f"requests sent in this run, retries included; {u.cached_calls} from "
+                     f"the cache), tokens {u.tokens}, cost ${u.cost_usd}")
     return tuple(lines)

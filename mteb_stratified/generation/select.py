@@ -1,14 +1,14 @@
 """Coverage-aware selection: fill the uncovered strata with real queries and their human qrels
 from held-back splits of the same corpus (``generate``'s offline default).
 
-The rule (ours), in the coverage accounting of :mod:`.loop` (the same state, targets, MSC and
+The rule (ours), in the coverage accounting of :mod:`.state` (the same state, targets, MSC and
 SCC):
 
 1. the **pool**: the judged queries of the pool splits (``dev``, and ``train`` where it exists,
    by default), each stratified over the corpus structure with the corpus bins, exactly as the
    original queries are; a pool that shares a query id with the evaluated split is refused
    (a query must never be evaluated twice);
-2. each step ranks the empty cells of the under-covered clusters (:func:`.loop.rank_targets`:
+2. each step ranks the empty cells of the under-covered clusters (:func:`.state.rank_targets`:
    priority w_c · (n_min − n_c) / n_min, only clusters without a query once the SCC target is
    met) and takes a pool query **in the best target cell**; when no pool query sits in any
    target cell, a pool query **in the best under-covered cluster** (any cell); among the
@@ -33,7 +33,10 @@ import numpy as np
 
 from ..core import InputError
 from ..core.errors import InputWarning
-from .loop import GenerationConfig, GenerationResult, coverage_start, rank_targets
+from .candidates import Candidate
+from .config import GenerationConfig
+from .result import GenerationResult
+from .state import coverage_start, rank_targets
 from .output import GENERATED_SPLIT, SELECTED_SPLIT
 
 __all__ = ["select_queries", "pool_splits"]
@@ -119,8 +122,7 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
     cfg = config or GenerationConfig()
     _check_disjoint(dataset, pools)
     start = coverage_start(dataset, artifact, cfg)
-    state, result, mass, labels, grid = (start.state, start.result, start.mass, start.labels,
-                                         start.bins.grid)
+    state, mass, labels, grid = start.state, start.mass, start.labels, start.bins.grid
     cands = []   # (qid, split, (c, d, j), text, qrels), sorted by split then id
     excluded = {}
     for name in sorted(pools):
@@ -137,18 +139,18 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
         by_cell.setdefault(cell, []).append(k)
         by_cluster.setdefault(cell[0], []).append(k)
     used: set = set()
-    result.targets["pool_ceiling"] = _ceiling(state, cands)
+    targets_info = {**start.targets, "pool_ceiling": _ceiling(state, cands)}
 
-    step = 0
+    step, accepted = 0, []
     while True:
         cov = state.coverage()
         if start.met(cov):
-            result.stop_reason = "coverage targets met"
+            stop = "coverage targets met"
             break
-        if cfg.max_candidates is not None and len(result.accepted) >= cfg.max_candidates:
-            result.stop_reason = f"{cfg.max_candidates} queries selected (max_candidates)"
+        if cfg.max_candidates is not None and len(accepted) >= cfg.max_candidates:
+            stop = f"{cfg.max_candidates} queries selected (max_candidates)"
             break
-        empty_only = cov["cluster"]["scc"] >= start.target_scc
+        empty_only = cov.cluster.scc >= start.target_scc
         targets = rank_targets(state.cluster_counts(), state.cell_counts(), mass, cfg.n_min,
                                labels=labels, grid=grid, empty_only=empty_only)
         pick, target, match = None, None, None
@@ -164,8 +166,8 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
                     pick, target, match = free, t, "cluster"
                     break
         if pick is None:
-            result.stop_reason = ("no pool query is left in an under-covered cluster"
-                                  if targets else "no target left")
+            stop = ("no pool query is left in an under-covered cluster" if targets else
+                    "no target left")
             break
         pick = sorted(pick, key=lambda k: (cands[k][0], cands[k][1]))  # by id: order-free
         rng = np.random.default_rng([cfg.seed, step])
@@ -174,18 +176,15 @@ def select_queries(dataset, pools: dict, artifact, *, config: GenerationConfig |
         step += 1
         q, name, cell, text, qrels = cands[k]
         state.add(*cell)
-        record = {"query_id": q, "query": text, "qrels": qrels, "from_split": name,
-                  "target": list(target.cell), "target_label": target.label,
-                  "landed": list(grid.label_of(*cell)), "match": match, "status": "accepted",
-                  "step": step, "seed": cfg.seed}
-        result.accepted.append(record)
-        result.candidates.append(record)
-    start.finish()
-    result.unfilled = _unfilled(state, mass, labels, cands, used, cfg.n_min)
-    result.pool = {"splits": sorted(pools), "queries": len(cands),
-                   "excluded_by_strata": excluded, "selected": len(result.accepted),
-                   "ceiling": result.targets["pool_ceiling"]}
-    return result
+        accepted.append(Candidate(query_id=q, query=text, qrels=qrels, from_split=name,
+                                  target=list(target.cell), target_label=target.label,
+                                  landed=list(grid.label_of(*cell)), match=match,
+                                  status="accepted", step=step, seed=cfg.seed))
+    pool = {"splits": sorted(pools), "queries": len(cands), "excluded_by_strata": excluded,
+            "selected": len(accepted), "ceiling": targets_info["pool_ceiling"]}
+    return start.result(accepted, accepted, stop_reason=stop, targets=targets_info,
+                        unfilled=_unfilled(state, mass, labels, cands, used, cfg.n_min),
+                        pool=pool)
 
 
 def _codes(grid, t) -> tuple:
@@ -197,8 +196,7 @@ def _codes(grid, t) -> tuple:
 def _ceiling(state, cands) -> dict:
     """MSC and SCC if every pool query were added to the original ones."""
     cov = state.with_added(cell for _, _, cell, _, _ in cands).coverage()
-    return {"msc": cov["cluster"]["msc"], "scc": cov["cluster"]["scc"],
-            "n_queries": cov["n_queries"]}
+    return {"msc": cov.cluster.msc, "scc": cov.cluster.scc, "n_queries": cov.n_queries}
 
 
 def _unfilled(state, mass, labels, cands, used, n_min: int) -> list:

@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
-from .loop import GenerationConfig, GenerationResult, generate_queries
+from .config import GenerationConfig
+from .loop import generate_queries
+from .result import GenerationResult
 from .output import provenance_of, selection_provenance
 from .protocols import QueryWriter, RelevanceJudge, Verifier
 from .select import select_queries

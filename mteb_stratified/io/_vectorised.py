@@ -33,7 +33,7 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
-from ..core.arrays import MAX_GRADE, Column, assemble
+from ..core.ranking.arrays import MAX_GRADE, Column, assemble
 from ..core.errors import InputError
 from ._judgments import Judgments
 from ._text import BOM as _BOM, WHITESPACE, first_line
@@ -358,8 +358,9 @@ def _sorted_keys(key: np.ndarray, bits: int) -> tuple:
 class _Join:
     """The run joined with the qrels (:class:`~._judgments.Judgments`: doc ids as one pyarrow id
     table, grades as an array) one block of complete queries at a time, as
-    :func:`~mteb_stratified.core.arrays.from_blocks` joins them; the ids stay pyarrow arrays and
-    integer codes throughout.  :meth:`prepare` does a block's work and may run in any thread
+    :func:`~mteb_stratified.core.ranking.arrays.from_blocks` joins them; the ids stay pyarrow
+    arrays and integer codes throughout.  :meth:`prepare` does a block's work and may run in any
+    thread
     (it only reads the qrels); :meth:`take` appends its result, block after block in file
     order."""
 

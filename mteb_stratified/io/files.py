@@ -3,7 +3,7 @@
 Every reader returns pytrec_eval-style dicts (``{qid: {docid: score}}`` for runs,
 ``{qid: {docid: grade}}`` for qrels) and reports bad input as :class:`InputError` with the file,
 the line and the fix; :func:`read_run_arrays` streams a TREC run straight into
-:class:`~mteb_stratified.core.arrays.RankingArrays`.
+:class:`~mteb_stratified.core.ranking.arrays.RankingArrays`.
 
 Text
 ----
@@ -96,7 +96,7 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..core.arrays import from_blocks, from_dicts
+from ..core.ranking.arrays import from_blocks, from_dicts
 from ..core.errors import InputError, InputWarning
 from . import _text
 from ._judgments import Judgments

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import InputError, InputWarning
-from ..core.per_query import PerQuery
-from ..core.results import ARRANGEMENT_KEYS
+from ..core.ranking.per_query import PerQuery
+from ..core.ranking.results import ARRANGEMENT_KEYS
 from ..core.query_set import QuerySet, base_task_name
 from ..naming import canonical_name
 from .files import open_text, read_bytes, utf8_error
@@ -352,8 +352,8 @@ def find_per_query(results_path, task_name: str, *, model: str | None = None,
 def read_per_query_csv(path, measure: str = "nDCG@10", *, split: str | None = None,
                        subset: str | None = None, model: str | None = None,
                        revision: str | None = None) -> PerQuery:
-    """The :class:`~mteb_stratified.core.per_query.PerQuery` (expected/min/max/oblivious, and
-    bias derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV
+    """The :class:`~mteb_stratified.core.ranking.per_query.PerQuery` (expected/min/max/oblivious,
+    and bias derived; also a mapping ``{key: {qid: value}}``) of one measure from a per-query CSV
     (columns ``[model, revision,] hf_subset, hf_split, qid, measure, expected, min, max,
     oblivious, ...``), restricted to ``model``/``revision`` when the CSV records them.  A BOM
     is skipped; a short or long row, a non-finite or non-numeric value, an empty or repeated

@@ -6,47 +6,51 @@ structure loads, reads their per-query values, stratifies each
 (:func:`~mteb_stratified.stratification.stratified_summary`) and pairs and ranks them only
 within a query set (:func:`~mteb_stratified.core.query_set.same_query_sets`).  It returns a
 :class:`Report`: :meth:`Report.write` renders and writes the HTML page and its Markdown
-summary (:func:`.html.write_report_pair`).
+summary (:func:`.render.write_report_pair`).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, ContextManager, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Mapping, Sequence
 
 from ..core import DEFAULT_N_MIN
-from ..core.hierarchy import DEFAULT_MIN_QUERIES
+from ..core.stats.hierarchy import DEFAULT_MIN_QUERIES
 from ..core.query_set import QuerySetGroups, same_query_sets
 from ..stratification.context import no_step, resolve_context
+
+if TYPE_CHECKING:  # the annotation only: .model loads with the renderers
+    from .model import ReportModel
 
 __all__ = ["Report", "build"]
 
 
 @dataclass(frozen=True)
 class Report:
-    """A built report (its fields are not reassigned; the bundle is the renderers' own dict,
-    not a copy to edit): ``bundle``, what :mod:`.html` renders (``title``, ``systems``:
-    ``{system: StratifiedSummary}``, ``stability``, ``pairs``, ``query_sets``: see
-    :func:`.html.build_report`), and ``query_sets``, the systems grouped by the query set they
+    """A built report, frozen: ``bundle``, the :class:`~.model.ReportModel` the renderers read
+    (``title``, ``systems``: ``{system: StratifiedSummary}``, ``stability``: a
+    :class:`~mteb_stratified.stratification.Stability` or one per query set, ``pairs``: a
+    :class:`~mteb_stratified.stratification.PairedSummary`, ``query_sets``: see
+    :func:`.model.build_report`), and ``query_sets``, the systems grouped by the query set they
     were evaluated on (the largest set first; the systems come in that order)."""
 
-    bundle: Mapping
+    bundle: "ReportModel"
     query_sets: QuerySetGroups
 
     @property
     def title(self) -> str:
-        return self.bundle["title"]
+        return self.bundle.title
 
     @property
     def summaries(self) -> Mapping:
         """``{system: StratifiedSummary}``."""
-        return self.bundle["systems"]
+        return self.bundle.systems
 
     def write(self, html_path, md_path) -> tuple[str, str]:
         """Write the HTML page and its Markdown summary as one unit (its folder made when
-        missing): :func:`.html.write_report_pair`."""
-        from .html import write_report_pair
+        missing): :func:`.render.write_report_pair`."""
+        from .render import write_report_pair
 
         os.makedirs(os.path.dirname(os.path.abspath(html_path)), exist_ok=True)
         return write_report_pair(self.bundle, html_path, md_path)
@@ -74,7 +78,8 @@ def build(systems: Sequence[str], *, task: str | None = None, split: str = "test
     """
     from ..stratification import gate_verdict, split_origin, stratified_summary
     from ..stratification.results import DEFAULT_TASK, check_evaluated
-    from .html import build_report, require_matplotlib
+    from .figures import require_matplotlib
+    from .model import build_report
     from .inputs import collect_systems
 
     from ..io.mteb_results import input_list
@@ -115,7 +120,7 @@ def build(systems: Sequence[str], *, task: str | None = None, split: str = "test
 
 def _query_sets(values: dict, subsets: dict, split: str) -> dict:
     """``{system: QuerySet}`` of the evaluated queries of each system."""
-    from ..core.per_query import PerQuery
+    from ..core.ranking.per_query import PerQuery
     from ..core.query_set import QuerySet
 
     return {n: QuerySet.of(PerQuery.from_mapping(v).queries, split, subset=subsets[n])
@@ -124,10 +129,12 @@ def _query_sets(values: dict, subsets: dict, split: str) -> dict:
 
 def _within_sets(values: dict, groups: QuerySetGroups, structure: tuple, *, scheme: str,
                  n_min: int, n_resamples: int, seed: int, **grain) -> tuple:
-    """Decision stability and the paired tests, each within one query set: with one set as
-    they always were; with several, ``[(label, stability)]`` per set of ≥ 2 systems and the
-    pairs of every set together (never a pair across sets)."""
-    from ..stratification import paired_summary, stability_summary
+    """Decision stability (a :class:`~mteb_stratified.stratification.Stability`, None with
+    one system) and the paired tests (a :class:`~mteb_stratified.stratification
+    .PairedSummary`), each within one query set: with one set as they always were; with
+    several, ``[(label, Stability)]`` per set of ≥ 2 systems and the pairs of every set
+    together (never a pair across sets)."""
+    from ..stratification import PairedSummary, paired_summary, stability_summary
 
     strata, art = structure
 
@@ -144,7 +151,7 @@ def _within_sets(values: dict, groups: QuerySetGroups, structure: tuple, *, sche
         return (stability_of(first) if len(first) >= 2 else None), pairs_of(first)
     several = [(label, list(g)) for label, g in zip(groups.labels, groups.groups) if len(g) >= 2]
     stability = [(label, stability_of(g)) for label, g in several]
-    pairs = {"pairs": [p for _, g in several for p in pairs_of(g)["pairs"]]}
-    if not several:
-        pairs["note"] = "no two systems share a query set, so no pair is compared"
+    pairs = PairedSummary.combined(
+        [pairs_of(g) for _, g in several],
+        none="no two systems share a query set, so no pair is compared")
     return stability, pairs

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core import InputError
-from ..core.per_query import PerQuery
+from ..core.ranking.per_query import PerQuery
 from ..io.mteb_results import find_per_query, load_task_result, read_per_query_csv
 
 __all__ = ["read_per_query_csv", "find_per_query", "per_query_from_run", "per_query_from_dicts",
@@ -31,7 +31,7 @@ def per_query_from_dicts(qrels, run: dict, measure: str = "nDCG@10", *,
                          run_name: str = "run") -> PerQuery:
     """The per-query values of a run dict evaluated tie-aware (missing queries score 0)."""
     from ..core import from_dicts
-    from ..core.evaluate import evaluate_arrays
+    from ..core.ranking.evaluate import evaluate_arrays
 
     arrays, left_out = from_dicts(qrels, run, missing="zero", qrels_name="qrels",
                                   run_name=run_name)

@@ -10,32 +10,38 @@
   J next to lexical containment (:mod:`.lexical`), and the per-stratum Δ×J tables (the
   report's heatmaps);
 * :func:`flat_strata_scores` — the block's flat MTEB score keys (read by the leaderboard);
-* :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability); the paired
-  question itself is :mod:`.pairs`.
+* :func:`stability_summary` — winners and flips of ≥ 2 systems (decision stability, a
+  :class:`Stability`); the paired question itself is :mod:`.pairs`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
 
 from ..core import (DEFAULT_N_MIN, InputError, QueryStrata, StratifiedDesign, decision_stability,
                     per_stratum, strata_coverage, stratified_bootstrap, stratified_estimates)
-from ..core.chance import SPLIT_HALF_RESAMPLES, heterogeneity_test, split_half_reliability
-from ..core.coverage import check_n_min
-from ..core.per_query import PerQuery
-from ..core.strata import check_scheme
+from ..core.stats.chance import SPLIT_HALF_RESAMPLES, heterogeneity_test, split_half_reliability
+from ..core.stats.coverage import check_n_min
+from ..core.ranking.per_query import PerQuery
+from ..core.jsonsafe import frozen_json
+from ..core.ranking.results import ConfidenceInterval
+from ..core.stats.stability import Flip, PairOutcome
+from ..core.stats.strata import check_scheme
 from ..naming import mteb_key
 from .dataset import GENERATED_APART
 from .grain import DEFAULT_MIN_QUERIES, estimation_design, evaluated_strata
 from .lexical import alignment_adds
-from .power import detectable_effect
-from .summary import INTERVAL_RULE, BoundedEstimate, StratifiedSummary, bounded, clip, finite
+from .power import DetectableEffect, detectable_effect
+from .summary import (INTERVAL_RULE, BinCounts, BoundedEstimate, Bounds, CellTable, ClusterRow,
+                      GeneratedQueries, LexicalComparison, PooledMean, Spread, SpreadEnd,
+                      StratifiedSummary, StratumRow, bounded, clip, finite)
 
 __all__ = ["INTERVAL_RULE", "stratified_summary", "flat_strata_scores",
-           "align_strata", "stability_summary", "STRATA", "ORIGIN"]
+           "align_strata", "stability_summary", "Stability", "StratumWinner", "STRATA", "ORIGIN"]
 
 #: The kind (``StratifiedSummary.warning_kinds``) of a warning about the strata themselves (a
 #: bin holding every query, a short grain, an empty bin).
@@ -55,7 +61,7 @@ def flat_strata_scores(summary: StratifiedSummary, measure: str) -> dict:
     """
     key = mteb_key(measure)
     out: dict = {}
-    for estimator, r in summary.estimates["expected"]["analytic"].items():
+    for estimator, r in summary.estimators("expected", "analytic").items():
         out[f"strata_{estimator}_{key}_expected"] = r.estimate
         out[f"strata_{estimator}_{key}_expected_ci_low"] = r.ci_low
         out[f"strata_{estimator}_{key}_expected_ci_high"] = r.ci_high
@@ -140,10 +146,9 @@ def _estimates(columns, design, ev, n_resamples, seed, confidence_level):
     if post is not None:
         b, bi = post.bounds, post.bounds_interval(confidence_level)
         ci_low, ci_high = clip(bi.low, bi.high, "expected")
-        bounds = {"low": b.low, "high": b.high, "ci_low": ci_low, "ci_high": ci_high,
-                  "uncovered_weight": post.uncovered_weight,
-                  "rule": "μ with the metric 0 / 1 on every fine cluster without queries, the "
-                          "rest of each evaluated stratum at its mean"}
+        bounds = Bounds(b.low, b.high, ci_low, ci_high, post.uncovered_weight,
+                        "μ with the metric 0 / 1 on every fine cluster without queries, the "
+                        "rest of each evaluated stratum at its mean")
     return analytic, boot, estimates, bounds
 
 
@@ -158,16 +163,13 @@ def _per_stratum_rows(columns, design, ev, boot, confidence_level) -> list:
         s = _cluster_of(lab)
         lo_hi = clip(a_low[i], a_high[i], "expected")
         boot_lo_hi = clip(b_low[i], b_high[i], "expected")
-        row = {"stratum": _stratum_key(lab), "name": ev.names[s], "label": ev.labels[s],
-               "level": ev.cut.nodes[s][0], "n": int(design.counts[i]),
-               "weight": finite(design.weights[i]), "corpus_mass": finite(ev.weights[s]),
-               "ci_low": lo_hi[0], "ci_high": lo_hi[1],
-               "boot_ci_low": boot_lo_hi[0], "boot_ci_high": boot_lo_hi[1],
-               "standard_error": finite(tables["expected"].standard_error[i])}
-        for k in columns:
-            row[k] = finite(tables[k].mean[i])
-        rows.append(row)
-    rows.sort(key=lambda r: (-r["n"], str(r["stratum"])))
+        rows.append(StratumRow(
+            _stratum_key(lab), ev.names[s], ev.labels[s], ev.cut.nodes[s][0],
+            int(design.counts[i]), finite(design.weights[i]), finite(ev.weights[s]),
+            lo_hi[0], lo_hi[1], boot_lo_hi[0], boot_lo_hi[1],
+            finite(tables["expected"].standard_error[i]),
+            {k: finite(tables[k].mean[i]) for k in columns}))
+    rows.sort(key=lambda r: (-r.n, r.key))
     return rows
 
 
@@ -176,9 +178,9 @@ def _cluster_tables(sub, ev, expected, artifact) -> tuple[list, list]:
     stratum: the Δ×J cell counts and means (the heatmaps)."""
     C = sub.n_clusters
     counts = np.bincount(sub.primary, minlength=C)
-    clusters = [{"cluster": c, "label": artifact.cluster_labels.get(c),
-                 "mass": finite(artifact.cluster_mass.get(c, 0.0)), "n_queries": int(counts[c]),
-                 "stratum": int(ev.cut.stratum[c])} for c in range(C)]
+    clusters = [ClusterRow(c, artifact.cluster_labels.get(c),
+                           finite(artifact.cluster_mass.get(c, 0.0)), int(counts[c]),
+                           int(ev.cut.stratum[c])) for c in range(C)]
     cells = []
     if sub.has_alignment:
         grid = sub.grid
@@ -193,10 +195,9 @@ def _cluster_tables(sub, ev, expected, artifact) -> tuple[list, list]:
             np.add.at(n, (db[sel], ab[sel]), 1)
             np.add.at(tot, (db[sel], ab[sel]), expected[sel])
             mean = np.divide(tot, n, out=np.full(grid.shape, np.nan), where=n > 0)
-            cells.append({"stratum": s, "name": ev.names[s], "label": ev.labels[s],
-                          "n_queries": int(sel.sum()), "counts": n.tolist(),
-                          "mean": [[finite(v) for v in row] for row in mean.tolist()]})
-        cells.sort(key=lambda r: -r["n_queries"])
+            cells.append(CellTable(s, ev.names[s], ev.labels[s], int(sel.sum()), n.tolist(),
+                                   [[finite(v) for v in row] for row in mean.tolist()]))
+        cells.sort(key=lambda r: -r.n_queries)
     return clusters, cells
 
 
@@ -211,9 +212,9 @@ def _heterogeneity(expected, design, ev, n_resamples, n_min, seed) -> tuple:
         expected, design.index, n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES), seed=seed)
     rows = []
     for row in het.strata:
-        lab = design.labels[int(row["stratum"])]
-        rows.append({**row, "stratum": _stratum_key(lab), "name": ev.names[_cluster_of(lab)],
-                     "label": ev.labels[_cluster_of(lab)]})
+        lab = design.labels[int(row.stratum)]
+        rows.append(replace(row, stratum=_stratum_key(lab), name=ev.names[_cluster_of(lab)],
+                            label=ev.labels[_cluster_of(lab)]))
     return replace(het, strata=tuple(rows)), split_half
 
 
@@ -227,7 +228,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     """One system's stratified evaluation, a :class:`.summary.StratifiedSummary` (see the module
     docstring; its ``to_dict()`` is the JSON ``strata`` block).
 
-    ``per_query_values``: a :class:`~mteb_stratified.core.per_query.PerQuery`, or
+    ``per_query_values``: a :class:`~mteb_stratified.core.ranking.per_query.PerQuery`, or
     ``{key: {qid: value}}`` with keys expected/min/max/oblivious (bias is derived), or a plain
     ``{qid: value}`` taken as expected.  Estimates and tests use the evaluated strata: the
     artifact's cluster tree cut at ``min_queries`` from ``level`` (:mod:`.grain`); coverage and
@@ -251,21 +252,22 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
     analytic, boot, estimates, bounds = _estimates(columns, design, ev, n_resamples, seed,
                                                    confidence_level)
     rows = _per_stratum_rows(columns, design, ev, boot, confidence_level)
-    means = [r["expected"] for r in rows]
+    means = [r.expected for r in rows]
     clusters, cells = _cluster_tables(sub, ev, expected, artifact)
     het, split_half = _heterogeneity(expected, design, ev, n_resamples, n_min, seed)
-    mde = (detectable_effect(expected, expected, design.index, test="heterogeneity", seed=seed)
-           if power and het is not None else None)
+    mde = DetectableEffect.of(detectable_effect(expected, expected, design.index,
+                                                test="heterogeneity", seed=seed)
+                              if power and het is not None else None)
     grid = sub.grid
-    bin_counts = {"dispersion": np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
-                                            minlength=grid.n_dispersion).tolist(),
-                  "alignment": np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
-                                           minlength=grid.n_alignment).tolist()}
+    bin_counts = BinCounts(np.bincount(sub.dispersion_bin[sub.dispersion_bin >= 0],
+                                       minlength=grid.n_dispersion).tolist(),
+                           np.bincount(sub.alignment_bin[sub.alignment_bin >= 0],
+                                       minlength=grid.n_alignment).tolist())
     strata_warnings, origin_warning = _warnings(sub, bin_counts, ev), _origin_warning(origin, gate)
     return StratifiedSummary(
         measure=measure, scheme=scheme, corpus_fingerprint=artifact.corpus_fingerprint,
         n_clusters=artifact.n_clusters, tree_levels=artifact.cluster_tree.n_levels,
-        grain=ev.describe(), bins=sub.bins, levels=grid.dispersion_levels,
+        grain=ev.grain(), bins=sub.bins, levels=grid.dispersion_levels,
         alignment_levels=grid.alignment_levels, bin_counts=bin_counts,
         warnings=strata_warnings + origin_warning,
         warning_kinds=(STRATA,) * len(strata_warnings) + (ORIGIN,) * len(origin_warning),
@@ -278,7 +280,7 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         estimates=estimates,
         # the corpus weight of fine clusters no query reaches (the evaluated strata hold them
         # all, so at that grain nothing is uncovered unless a stratum has no query)
-        uncovered_weight=bounds["uncovered_weight"] if bounds else design.uncovered_weight,
+        uncovered_weight=bounds.uncovered_weight if bounds else design.uncovered_weight,
         evaluated_uncovered_weight=design.uncovered_weight, bounds=bounds,
         per_stratum=rows, heterogeneity=het, split_half=split_half, power=mde,
         alignment_vs_lexical=_alignment_vs_lexical(sub, expected),
@@ -287,15 +289,16 @@ def stratified_summary(per_query_values, strata: QueryStrata, artifact, *,
         n_min=n_min, n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
 
 
-def _warnings(sub, bin_counts, ev) -> list:
+def _warnings(sub, bin_counts: BinCounts, ev) -> list:
     grid = sub.grid
+    by_bin = (("dispersion", bin_counts.dispersion), ("alignment", bin_counts.alignment))
     out = [f"every stratified query falls in the {grid.level(name, int(np.argmax(c)))} "
            f"{name} bin: the corpus cut-points {getattr(sub.bins, name)} do not separate these "
            "queries"
-           for name, c in bin_counts.items() if sub.n_queries > 1 and max(c) == sub.n_queries]
+           for name, c in by_bin if sub.n_queries > 1 and max(c) == sub.n_queries]
     out += sub.bins.empty_bins_warnings()
     if ev.cut.short:
-        out.append(ev.describe()["why"])
+        out.append(ev.grain().why)
     return out
 
 
@@ -308,7 +311,7 @@ def _origin_warning(origin: str, gate: str | None = None) -> list:
             + (gate or "none found (no coverage.json next to the dataset)")]
 
 
-def _generated_apart(pq, strata, columns, confidence_level) -> dict | None:
+def _generated_apart(pq, strata, columns, confidence_level) -> GeneratedQueries | None:
     """The evaluated generated queries left out of the estimates: their pooled mean with its t
     interval, next to the original queries' pooled mean (the same estimator)."""
     apart = [e.qid for e in strata.excluded if e.reason == GENERATED_APART]
@@ -316,41 +319,147 @@ def _generated_apart(pq, strata, columns, confidence_level) -> dict | None:
     apart = [q for q in apart if q in known]
     if not apart:
         return None
-    out = {"why": GENERATED_APART}
-    for name, vals in (("generated", pq.subset(apart)), ("original", columns)):
+    means = []
+    for vals in (pq.subset(apart), columns):
         x = vals.column("expected")
         est = stratified_estimates(x, StratifiedDesign.from_labels([0] * x.size))["pooled"]
-        d = bounded(est.to_dict(confidence_level), "expected")
-        out[name] = {k: d[k] for k in ("estimate", "standard_error", "ci_low", "ci_high",
-                                       "n_queries")}
-    return out
+        means.append(PooledMean.from_dict(bounded(est.to_dict(confidence_level), "expected")))
+    return GeneratedQueries(GENERATED_APART, *means)
 
 
-def _alignment_vs_lexical(sub, expected) -> dict | None:
+def _alignment_vs_lexical(sub, expected) -> LexicalComparison | None:
     if sub.lexical is None or sub.n_relevant is None or not sub.has_alignment:
         return None
-    return alignment_adds(sub.alignment, sub.lexical, sub.n_relevant, expected)
+    return LexicalComparison.from_dict(alignment_adds(sub.alignment, sub.lexical,
+                                                      sub.n_relevant, expected))
 
 
-def _spread(rows, n_min) -> dict | None:
+def _spread(rows, n_min) -> Spread | None:
     """Best and worst stratum among those with ≥ n_min queries."""
-    big = [r for r in rows if r["n"] >= n_min]
+    big = [r for r in rows if r.n >= n_min]
     if not big:
         return None
-    best = max(big, key=lambda r: r["expected"])
-    worst = min(big, key=lambda r: r["expected"])
-    return {"n_min": n_min, "spread": best["expected"] - worst["expected"],
-            "best": {k: best[k] for k in ("stratum", "name", "label", "n", "expected",
-                                          "ci_low", "ci_high")},
-            "worst": {k: worst[k] for k in ("stratum", "name", "label", "n", "expected",
-                                            "ci_low", "ci_high")}}
+    best = max(big, key=lambda r: r.expected)
+    worst = min(big, key=lambda r: r.expected)
+    return Spread(n_min, best.expected - worst.expected, SpreadEnd.of(best), SpreadEnd.of(worst))
+
+
+@dataclass(frozen=True)
+class StratumWinner:
+    """The system ahead in one evaluated stratum (decision stability).
+
+    Attributes
+    ----------
+    stratum : the evaluated stratum (an int; a cell: ``(stratum, Δ level, J level)``).
+    winner : the system with the highest stratum mean; significant : whether its lead over
+        the runner-up is significant there; name : the stratum's name (its unit of the tree).
+    """
+
+    stratum: object
+    winner: str
+    significant: bool
+    name: str
+
+    def to_dict(self) -> dict:
+        """The JSON form (a cell's stratum as a list)."""
+        st = list(self.stratum) if isinstance(self.stratum, tuple) else self.stratum
+        return {"stratum": st, "winner": self.winner, "significant": self.significant,
+                "name": self.name}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "StratumWinner":
+        """The row :meth:`to_dict` wrote."""
+        st = d["stratum"]
+        return cls(tuple(st) if isinstance(st, list) else st, d["winner"], d["significant"],
+                   d["name"])
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Decision stability of ≥ 2 systems on their shared stratified queries
+    (:func:`stability_summary`).
+
+    Attributes
+    ----------
+    systems : the systems (a tuple); confidence_level : the level of every interval.
+    scores : ``{aggregation: {system: score}}`` (read-only); aggregations: pooled, macro and
+        post_stratified (corpus-weighted).
+    winners : ``{aggregation: system ahead}``; winner_significant : ``{aggregation: whether
+        the lead over the runner-up is significant}`` (read-only).
+    stratum_winners : a :class:`StratumWinner` per evaluated stratum (a tuple).
+    pairs : a :class:`~mteb_stratified.core.stats.stability.PairOutcome` per pair and aggregation.
+    flips : a :class:`~mteb_stratified.core.stats.stability.Flip` per pair whose order differs
+        between aggregations (its mappings read-only).
+    n_queries : the shared stratified queries.
+    stable : no pair flips (a property); significant_flips : the flips where one of the
+        disagreeing orders is significant (a property: the only flips that count).
+    """
+
+    systems: tuple
+    confidence_level: float
+    scores: Mapping
+    winners: Mapping
+    winner_significant: Mapping
+    stratum_winners: tuple
+    pairs: tuple
+    flips: tuple
+    n_queries: int
+
+    def __post_init__(self):
+        for name in ("scores", "winners", "winner_significant"):
+            object.__setattr__(self, name, frozen_json(getattr(self, name),
+                                                       mapping=MappingProxyType))
+        for name in ("systems", "stratum_winners", "pairs"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "flips", tuple(
+            Flip(f.a, f.b, MappingProxyType(dict(f.ahead)), MappingProxyType(dict(f.significant)))
+            for f in self.flips))
+
+    @property
+    def stable(self) -> bool:
+        """True when no pair flips between aggregations."""
+        return not self.flips
+
+    @property
+    def significant_flips(self) -> tuple:
+        """The flips where one of the disagreeing orders is significant."""
+        return tuple(f for f in self.flips if any(f.significant.values()))
+
+    def to_dict(self) -> dict:
+        """The JSON form (:meth:`~mteb_stratified.core.stats.stability.StabilityReport.to_dict` with
+        ``stable``, ``n_queries`` and ``significant_flips``; keys in their order)."""
+        def flip(f):
+            return {"a": f.a, "b": f.b, "ahead": dict(f.ahead), "significant": dict(f.significant)}
+
+        return {"systems": list(self.systems), "confidence_level": self.confidence_level,
+                "scores": {a: dict(s) for a, s in self.scores.items()},
+                "winners": dict(self.winners), "winner_significant": dict(self.winner_significant),
+                "stratum_winners": [r.to_dict() for r in self.stratum_winners],
+                "pairs": [{"a": p.a, "b": p.b, "aggregation": p.aggregation,
+                           "difference": p.difference, "ci_low": p.ci.low, "ci_high": p.ci.high,
+                           "significant": p.significant} for p in self.pairs],
+                "flips": [flip(f) for f in self.flips], "stable": self.stable,
+                "n_queries": self.n_queries,
+                "significant_flips": [flip(f) for f in self.significant_flips]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Stability":
+        """The result of its JSON form (:meth:`to_dict`)."""
+        return cls(tuple(d["systems"]), d["confidence_level"], d["scores"], d["winners"],
+                   d["winner_significant"],
+                   tuple(StratumWinner.from_dict(r) for r in d["stratum_winners"]),
+                   tuple(PairOutcome(p["a"], p["b"], p["aggregation"], p["difference"],
+                                     ConfidenceInterval(p["ci_low"], p["ci_high"]),
+                                     p["significant"]) for p in d["pairs"]),
+                   tuple(Flip(f["a"], f["b"], f["ahead"], f["significant"]) for f in d["flips"]),
+                   d["n_queries"])
 
 
 def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artifact, *,
                       scheme: str = "cluster", confidence_level: float = 0.95,
-                      min_queries: int = DEFAULT_MIN_QUERIES, level: int = 0) -> dict:
+                      min_queries: int = DEFAULT_MIN_QUERIES, level: int = 0) -> Stability:
     """Decision stability of ≥ 2 systems (expected values) on their shared stratified queries,
-    at the evaluated grain."""
+    at the evaluated grain: a :class:`Stability`."""
     exp = {s: PerQuery.from_mapping(v)["expected"] for s, v in systems.items()}
     if len(exp) < 2:
         raise InputError(f"decision stability needs ≥ 2 systems, got {len(exp)}",
@@ -361,12 +470,10 @@ def stability_summary(systems: Mapping[str, Mapping], strata: QueryStrata, artif
     design = estimation_design(ev, scheme)
     rep = decision_stability({s: {q: v[q] for q in sub.queries} for s, v in exp.items()}, design,
                              confidence_level=confidence_level)
-    d = rep.to_dict()
-    d["stable"] = rep.stable
-    d["n_queries"] = sub.n_queries
-    # a flip between aggregations counts only when one of the disagreeing orders is significant
-    d["significant_flips"] = [f for f in d["flips"] if any(f["significant"].values())]
-    for row in d["stratum_winners"]:
-        row["stratum"] = _stratum_key(row["stratum"])
-        row["name"] = ev.names[_cluster_of(row["stratum"])]
-    return d
+    rows = []
+    for label, winner in rep.stratum_winners.items():
+        key = _stratum_key(label)
+        rows.append(StratumWinner(tuple(key) if isinstance(key, list) else key, winner,
+                                  rep.stratum_significant[label], ev.names[_cluster_of(key)]))
+    return Stability(rep.systems, rep.confidence_level, rep.scores, rep.winners,
+                     rep.winner_significant, tuple(rows), rep.pairs, rep.flips, sub.n_queries)

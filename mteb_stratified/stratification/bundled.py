@@ -22,8 +22,7 @@ import numpy as np
 from ..core import InputError, QueryStrata
 from ..io import bundled_path, load_beir
 from ..io.outputs import atomic_write
-from .bins import check_alignment, corpus_bins
-from .dataset import strata_for_dataset
+from .dataset import check_alignment, corpus_bins, strata_for_dataset
 
 __all__ = ["query_entities_path", "build_query_entities", "load_query_entities",
            "load_soft_alignment", "bundled_strata"]

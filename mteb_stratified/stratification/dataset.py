@@ -6,7 +6,22 @@ from the artifact and the user's settings, never from a path or endpoint in the 
 given, e.g. precomputed and bundled) and canonicalises the document entities;
 ``alignment="soft"`` matches entities by embedding (cosine ≥ τ).  Each query also carries its
 lexical containment (:mod:`.lexical`), the yardstick J is reported next to.  Definitions
-(ours): :mod:`mteb_stratified.core.strata`.
+(ours): :mod:`mteb_stratified.core.stats.strata`.
+
+What it reads from the structure artifact (this module owns both readers):
+
+* :func:`cluster_weights` — m_d(c), each corpus document's cluster mass;
+* :func:`corpus_bins` — the corpus' stored Δ/J cut-points (our rule: :mod:`.reference`).  An
+  artifact without stored bins falls back to the fixed, corpus-independent cut-points of
+  :data:`~mteb_stratified.core.DEFAULT_BINS` (for either J); its ``source`` says so;
+* :data:`ALIGNMENTS` — the J variants the cut-points are stored for: ``soft`` (the default: J
+  over concepts, entities matched at MiniLM cosine ≥ τ) or ``exact`` (J over entity names).
+  The default was chosen on NFCorpus dev: given |rel| and lexical containment, J over concepts
+  kept a partial Spearman correlation with nDCG@10 of 0.38 (BM25) and 0.38 (MiniLM), J over
+  names 0.38 and 0.31 (``benchmarks/strata_validity.py``; docs/validity/strata-power.md).
+
+The number of bins follows the number of cut-points (k cut-points, k + 1 bins); cells and level
+names: :mod:`mteb_stratified.core.stats.cells`.
 """
 
 from __future__ import annotations
@@ -14,18 +29,59 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from ..core import Bins, InputError, QueryStrata, stratify
-from ..core.strata import ExcludedQuery
-from .bins import SOFT_TAU, check_alignment, corpus_bins
+from ..core import DEFAULT_BINS, Bins, ClusterWeights, InputError, QueryStrata, stratify
+from ..core.stats.strata import ExcludedQuery
 from .lexical import lexical_containment
-from .weights import cluster_weights
 
-__all__ = ["strata_for_dataset", "split_origin", "gate_verdict", "GENERATED_APART"]
+__all__ = ["strata_for_dataset", "split_origin", "gate_verdict", "GENERATED_APART",
+           "cluster_weights", "corpus_bins", "ALIGNMENTS", "SOFT_TAU", "check_alignment"]
+
+#: J variants: over concepts (soft: entities matched by embedding, cosine ≥ τ; the default) or
+#: over entity names (exact).
+ALIGNMENTS = ("exact", "soft")
+DEFAULT_ALIGNMENT = "soft"
+#: Default τ of the soft J (cosine between MiniLM entity embeddings).
+SOFT_TAU = 0.8
 
 #: the reason a generated query in a split of original queries is left out of the estimates
 #: (the block reports those queries apart: ``stratified_summary``'s ``"generated"``)
 GENERATED_APART = ("generated query in a split of original queries: reported apart, never "
                    "pooled into the original queries' estimates")
+
+
+def cluster_weights(artifact, doc_ids) -> ClusterWeights:
+    """m_d(c) of every corpus document (documents without clustered entities get empty rows)."""
+    return ClusterWeights.from_dict(artifact.doc_cluster_weights, artifact.n_clusters,
+                                    doc_ids=list(doc_ids))
+
+
+def check_alignment(alignment: str) -> str:
+    """Return ``alignment`` if it is one of :data:`ALIGNMENTS`, else raise :class:`InputError`."""
+    if alignment not in ALIGNMENTS:
+        raise InputError(f"unknown alignment {alignment!r}",
+                         fix=f"use one of {', '.join(ALIGNMENTS)}")
+    return alignment
+
+
+def corpus_bins(artifact, *, alignment: str = "exact") -> Bins:
+    """The corpus-fixed bins stored in the artifact, else the fixed fallback cut-points.
+
+    ``alignment="soft"`` takes the stored soft-J cut-points (``alignment_soft``).
+    """
+    check_alignment(alignment)
+    stored = artifact.bins
+    key = "alignment" if alignment == "exact" else "alignment_soft"
+    if stored and "dispersion" in stored and key in stored:
+        return Bins(tuple(stored["dispersion"]), tuple(stored[key]),
+                    stored.get("source", "stored"))
+    if alignment == "soft" and stored:
+        raise InputError("the structure artifact stores no soft-J cut-points (J over concepts, "
+                         "the default alignment)",
+                         fix="recompute its bins with `mteb-stratified structure --corpus ... "
+                             "--out DIR` (soft cut-points are stored by default; a reference "
+                             "query pool is needed), or use the exact J (--alignment exact)")
+    return Bins(DEFAULT_BINS.dispersion, DEFAULT_BINS.alignment,
+                "fallback (no stored bins): the fixed cut-points Δ (0.5, 0.75), J (0.25, 0.5)")
 
 
 def split_origin(dataset) -> str:

@@ -1,6 +1,6 @@
 """The evaluated strata of a query set: the structure's cluster tree cut so that every stratum
 holds at least ``min_queries`` queries, as evenly as the tree allows (rules:
-:mod:`mteb_stratified.core.hierarchy`; ``cut="even"``, the default since issue #45, or
+:mod:`mteb_stratified.core.stats.hierarchy`; ``cut="even"``, the default since issue #45, or
 ``"greedy"``, the bottom-up rule before it).
 
 Estimates and chance tests use these strata; coverage (MSC, SCC) and the gap list stay at the
@@ -20,15 +20,16 @@ in the tree).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
 from ..core import InputError, QueryStrata, StratifiedDesign
-from ..core.hierarchy import DEFAULT_MIN_QUERIES, TreeCut, check_min_queries
-from ..core.hierarchy import cut as cut_by
+from ..core.stats.hierarchy import DEFAULT_MIN_QUERIES, TreeCut, check_min_queries
+from ..core.stats.hierarchy import cut as cut_by
 
-__all__ = ["EvaluatedStrata", "evaluated_strata", "cell_strata", "estimation_design", "unit_name",
-           "DEFAULT_MIN_QUERIES", "DEFAULT_CUT"]
+__all__ = ["EvaluatedStrata", "Grain", "GrainStratum", "evaluated_strata", "cell_strata",
+           "estimation_design", "unit_name", "DEFAULT_MIN_QUERIES", "DEFAULT_CUT"]
 
 #: The rule that cuts the tree: the most even strata it allows.  Chosen on NFCorpus dev, where it
 #: costs no power (paired max-|z| at a gap of 0.10 in 20% of the queries, 1,000 draws: 0.71,
@@ -40,6 +41,89 @@ DEFAULT_CUT = "even"
 def unit_name(level: int, unit: int) -> str:
     """``c12`` for a fine cluster, ``L5.0`` for a unit of level 5."""
     return f"c{unit}" if level == 0 else f"L{level}.{unit}"
+
+
+@dataclass(frozen=True)
+class GrainStratum:
+    """One evaluated stratum of a :class:`Grain`.
+
+    Attributes
+    ----------
+    stratum : its index; name : ``L5.0 (rest)+``; label : the unit's top entities ("" none).
+    level, unit : the tree node it stands for; rest : some of the node's clusters form strata
+        of their own; absorbed : it took in clusters left over at the top.
+    n : its queries; weight : its corpus weight; clusters : its fine clusters (a tuple).
+    """
+
+    stratum: int
+    name: str
+    label: str
+    level: int
+    unit: int
+    rest: bool
+    absorbed: bool
+    n: int
+    weight: float
+    clusters: tuple
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clusters", tuple(self.clusters))
+
+    def to_dict(self) -> dict:
+        """The JSON form (the keys of the ``grain.strata`` rows, in their order)."""
+        return {"stratum": self.stratum, "name": self.name, "label": self.label,
+                "level": self.level, "unit": self.unit, "rest": self.rest,
+                "absorbed": self.absorbed, "n": self.n, "weight": self.weight,
+                "clusters": list(self.clusters)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "GrainStratum":
+        """The row :meth:`to_dict` wrote."""
+        return cls(d["stratum"], d["name"], d["label"], d["level"], d["unit"], d["rest"],
+                   d["absorbed"], d["n"], d["weight"], tuple(d["clusters"]))
+
+
+@dataclass(frozen=True)
+class Grain:
+    """The evaluated grain in words and numbers (:meth:`EvaluatedStrata.grain`).
+
+    Attributes
+    ----------
+    min_queries : the least queries of a stratum (``--min-queries``); start_level : the tree
+        level the cut starts from; cut : the rule (:data:`DEFAULT_CUT` or ``"greedy"``).
+    n_strata : the evaluated strata; levels : the tree levels they come from (sorted);
+        short : fewer queries than ``min_queries`` (one stratum); n_queries : queries per
+        stratum; why : the cut in words.
+    strata : one :class:`GrainStratum` per evaluated stratum.
+    """
+
+    min_queries: int
+    start_level: int
+    cut: str
+    n_strata: int
+    levels: tuple
+    short: bool
+    n_queries: tuple
+    why: str
+    strata: tuple
+
+    def __post_init__(self) -> None:
+        for name in ("levels", "n_queries", "strata"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def to_dict(self) -> dict:
+        """The JSON form (the block's ``grain``, keys in their order)."""
+        return {"min_queries": self.min_queries, "start_level": self.start_level,
+                "cut": self.cut, "n_strata": self.n_strata, "levels": list(self.levels),
+                "short": self.short, "n_queries": list(self.n_queries), "why": self.why,
+                "strata": [s.to_dict() for s in self.strata]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Grain":
+        """The grain :meth:`to_dict` wrote."""
+        return cls(d["min_queries"], d["start_level"], d["cut"], d["n_strata"],
+                   tuple(d["levels"]), d["short"], tuple(d["n_queries"]), d["why"],
+                   tuple(GrainStratum.from_dict(s) for s in d["strata"]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +158,11 @@ class EvaluatedStrata:
         return f"{self.names[s]}: {text}" if text else self.names[s]
 
     def describe(self) -> dict:
-        """The grain in words and numbers (JSON-ready), for the block and the report."""
+        """The grain in words and numbers, JSON-ready: :meth:`grain` as a dict."""
+        return self.grain().to_dict()
+
+    def grain(self) -> Grain:
+        """The grain in words and numbers (a :class:`Grain`), for the block and the report."""
         cut = self.cut
         levels = sorted(set(cut.levels()))
         if cut.short:
@@ -90,16 +178,13 @@ class EvaluatedStrata:
                    f"unit of the tree less the units below it that form their own); level 0 "
                    f"is the {self.fine.n_clusters} fine clusters, the top level the whole "
                    "corpus")
-        return {"min_queries": cut.min_queries, "start_level": cut.start, "cut": self.rule,
-                "n_strata": cut.n_strata, "levels": levels, "short": cut.short,
-                "n_queries": [int(x) for x in cut.n_queries], "why": why,
-                "strata": [{"stratum": s, "name": self.names[s], "label": self.labels[s],
-                            "level": lvl, "unit": u, "rest": r,
-                            "absorbed": bool(cut.absorbed[s]), "n": int(n),
-                            "weight": float(self.weights[s]),
-                            "clusters": np.flatnonzero(cut.stratum == s).tolist()}
+        return Grain(cut.min_queries, cut.start, self.rule, cut.n_strata, tuple(levels),
+                     cut.short, tuple(int(x) for x in cut.n_queries), why,
+                     tuple(GrainStratum(s, self.names[s], self.labels[s], lvl, u, r,
+                                        bool(cut.absorbed[s]), int(n), float(self.weights[s]),
+                                        tuple(np.flatnonzero(cut.stratum == s).tolist()))
                            for s, ((lvl, u), r, n) in enumerate(zip(cut.nodes, cut.rest,
-                                                                    cut.n_queries))]}
+                                                                    cut.n_queries))))
 
 
 def evaluated_strata(strata: QueryStrata, artifact, *, min_queries: int = DEFAULT_MIN_QUERIES,
@@ -108,7 +193,7 @@ def evaluated_strata(strata: QueryStrata, artifact, *, min_queries: int = DEFAUL
 
     ``level``: the finest level the cut starts from (0: the fine clusters); a level the tree
     does not have is an :class:`InputError` naming the valid range.  ``cut``: ``"even"`` or
-    ``"greedy"`` (:func:`mteb_stratified.core.hierarchy.cut`).
+    ``"greedy"`` (:func:`mteb_stratified.core.stats.hierarchy.cut`).
     """
     m = check_min_queries(min_queries)
     tree = artifact.cluster_tree

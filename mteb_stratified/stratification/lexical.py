@@ -1,6 +1,6 @@
 """J next to the obvious axis: lexical containment, and whether J adds to it (ours).
 
-J (:mod:`mteb_stratified.core.strata`) is the share of the query's *entities* its relevant
+J (:mod:`mteb_stratified.core.stats.strata`) is the share of the query's *entities* its relevant
 documents contain.  The obvious rival is the same share of the query's *words*:
 
 * **lexical containment**  L(q) = (1 / n_q) Σ_{d∈rel(q)} |W(q) ∩ W(d)| / |W(q)|,  with W(·)
@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..core.options import ALPHA
 
 __all__ = ["content_words", "lexical_containment", "partial_spearman", "alignment_adds"]
 
@@ -101,7 +103,7 @@ def alignment_adds(alignment, lexical, n_relevant, values) -> dict:
     r, p = given_both["partial"], given_both["p"]
     if r is None:
         verdict = "J could not be compared with lexical containment on these queries"
-    elif p <= 0.05 and r > 0:
+    elif p <= ALPHA and r > 0:
         verdict = (f"J adds to lexical overlap: given |rel| and lexical containment its partial "
                    f"Spearman correlation with the measure is {r:.2f} (p = {p:.3g})")
     else:

@@ -11,8 +11,7 @@ corpus — the test split, a subset, generated queries — is binned the same wa
 from __future__ import annotations
 
 from ..core import Bins, InputError
-from .bins import SOFT_TAU
-from .dataset import strata_for_dataset
+from .dataset import SOFT_TAU, strata_for_dataset
 
 __all__ = ["reference_bins"]
 

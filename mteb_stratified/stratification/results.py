@@ -65,13 +65,12 @@ class GeneratedApart:
 
     @classmethod
     def of(cls, summary: StratifiedSummary) -> "GeneratedApart | None":
-        """The summary's generated queries (its ``generated`` block), or None."""
+        """The summary's generated queries (its ``generated`` record), or None."""
         gen = summary.generated
-        if not gen:
+        if gen is None:
             return None
-        g, o = gen["generated"], gen["original"]
-        return cls(g["n_queries"], g["estimate"], g["ci_low"], g["ci_high"], o["n_queries"],
-                   o["estimate"])
+        g, o = gen.generated, gen.original
+        return cls(g.n_queries, g.estimate, g.ci_low, g.ci_high, o.n_queries, o.estimate)
 
 
 @dataclass(frozen=True)
@@ -174,7 +173,7 @@ def stratify_results(results: Sequence[str], *, per_query: Sequence[str] | None 
 def check_evaluated(values, strata, source: str | None) -> None:
     """The evaluated queries of ``values`` (read from ``source``) are queries the strata know
     (stratified, or excluded by them): else an :class:`InputError` naming ``source``."""
-    from ..core.per_query import PerQuery
+    from ..core.ranking.per_query import PerQuery
     from .block import align_strata
 
     try:

@@ -14,8 +14,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Mapping
-
 from ..io.outputs import atomic_write
 
 __all__ = ["COLUMNS", "strata_rows", "strata_table_text", "write_strata_table"]
@@ -29,17 +27,17 @@ def _num(x) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.6g}"
 
 
-def strata_rows(strata, artifact, qrels: dict, grain: Mapping | None = None) -> list[dict]:
+def strata_rows(strata, artifact, qrels: dict, grain=None) -> list[dict]:
     """The rows of the table (module docstring), stratified queries first, in strata order.
 
-    ``grain``: a :class:`.summary.StratifiedSummary`'s ``grain`` (its evaluated strata and their fine clusters);
-    without it the evaluated columns are empty."""
+    ``grain``: a :class:`.grain.Grain` (a :class:`.summary.StratifiedSummary`'s ``grain``: its
+    evaluated strata and their fine clusters); without it the evaluated columns are empty."""
     labels = artifact.cluster_labels
     rec = strata.records()
     evaluated = {}
-    for s in (grain or {}).get("strata", ()):
-        for c in s["clusters"]:
-            evaluated[c] = (s["name"], s["label"])
+    for s in (grain.strata if grain is not None else ()):
+        for c in s.clusters:
+            evaluated[c] = (s.name, s.label)
     lexical = strata.lexical
     rows = []
     for i, q in enumerate(strata.queries):

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse, stats
 
 from ..core import ClusterWeights, InputError, QueryStrata, stratify
-from ..core.coverage import cluster_coverage
+from ..core.stats.coverage import cluster_coverage
 from ..core.rng import as_generator
 
 __all__ = ["assignment_reliability", "coverage_baselines", "coverage_ceiling",
@@ -102,7 +102,7 @@ def coverage_ceiling(weights: ClusterWeights, mass, *, n_min: int = 5) -> tuple[
     """``(MSC, SCC)`` of the ceiling: every corpus document a query with rel = {d}.
 
     A cluster is no document's own stratum exactly when its stratum weight is 0, and MSC counts
-    only the clusters that carry weight (:mod:`mteb_stratified.core.coverage`), so the MSC
+    only the clusters that carry weight (:mod:`mteb_stratified.core.stats.coverage`), so the MSC
     ceiling is 1 whenever the weights are the documents' own strata; SCC's ceiling is below 1
     when some weighted cluster is the own stratum of fewer than ``n_min`` documents.  A query
     with several relevant documents can still land in a weightless cluster (their summed
@@ -194,9 +194,9 @@ def definition_candidates(strata: QueryStrata, qrels: dict, weights: ClusterWeig
 
     ``Δ pairwise TV`` (ours), ``Δ entropy`` (the earlier normalised entropy of p_q, 0 for one
     cluster), ``J mean containment`` (ours), ``J union containment`` and ``J union Jaccard``
-    (the earlier one), see :mod:`mteb_stratified.core.strata`.
+    (the earlier one), see :mod:`mteb_stratified.core.stats.strata`.
     """
-    from ..core.strata import alignment_figures, pairwise_dispersion, row_entropy
+    from ..core.stats.strata import alignment_figures, pairwise_dispersion, row_entropy
 
     qi, di = [], []
     for i, q in enumerate(strata.queries):

@@ -16,7 +16,7 @@ inputs and seed give byte-identical files):
   central documents, ``central_docs`` their ids; ``top_entities`` for provenance);
 * ``doc_clusters.jsonl.gz``: ``{doc_id, weights: {cluster: m_d(c)}}``;
 * ``cluster_levels.jsonl.gz``: the cluster tree above the fine clusters
-  (:mod:`mteb_stratified.core.hierarchy`), one row per unit of each level ℓ ≥ 1:
+  (:mod:`mteb_stratified.core.stats.hierarchy`), one row per unit of each level ℓ ≥ 1:
   ``{level, id, children, clusters, label, terms, titles, central_docs, mass, top_entities}``
   (``children``: the ids of the level below it holds; ``clusters``: its leaves).
 
@@ -312,10 +312,10 @@ def _check_ids(directory: str, tables: dict, lines: dict) -> None:
 
 
 def _tree_of(rows: list, n_clusters: int, source):
-    """The :class:`~mteb_stratified.core.hierarchy.ClusterTree` of ``cluster_levels`` rows."""
+    """The :class:`~mteb_stratified.core.stats.hierarchy.ClusterTree` of ``cluster_levels`` rows."""
     import numpy as np
 
-    from ..core.hierarchy import ClusterTree
+    from ..core.stats.hierarchy import ClusterTree
 
     if not rows:
         if n_clusters > 1:
@@ -406,11 +406,11 @@ class StructureArtifact:
 
     @property
     def cluster_tree(self):
-        """The :class:`~mteb_stratified.core.hierarchy.ClusterTree` of the clusters (from the
+        """The :class:`~mteb_stratified.core.stats.hierarchy.ClusterTree` of the clusters (from the
         ``cluster_levels`` table; an artifact built in memory without one: the fine clusters
         under one root).  A table that is not a tree is an :class:`InputError`."""
         if self._tree is None:
-            from ..core.hierarchy import ClusterTree
+            from ..core.stats.hierarchy import ClusterTree
             self.__dict__["_tree"] = (
                 _tree_of(self.cluster_levels, self.n_clusters, self._meta_path)
                 if self.cluster_levels else ClusterTree.flat(max(self.n_clusters, 1)))

@@ -123,7 +123,7 @@ def describe(texts: dict, rows, vocab, linked, clusters, cfg, tree=None,
         cluster_docs.update(weights[d].keys())
     sizes = np.bincount(labels[labels >= 0], minlength=n_clusters) if n_clusters else []
     if tree is None:
-        from ..core.hierarchy import ClusterTree
+        from ..core.stats.hierarchy import ClusterTree
         tree = ClusterTree.flat(max(n_clusters, 1))
     counts = term_counts(texts)
     if titles is None:

@@ -12,7 +12,7 @@ stratum.  Then, with the same tables as the entity map:
 
 * m_d(c) = 1 for the document's own leaf (a document is in one cluster);
 * an entity's cluster is the one holding most of the documents it occurs in (ties by the hash
-  rule of :func:`mteb_stratified.core.strata.argmax_rows`): the clusters' top entities, labels
+  rule of :func:`mteb_stratified.core.stats.strata.argmax_rows`): the clusters' top entities, labels
   and NPMI come from it, J and Δ are computed as for the entity map;
 
 Measured against the entity map on NFCorpus dev (power of the strata tests and coherence):
@@ -138,7 +138,7 @@ def entity_clusters(docs: DocumentClusters, linked):
     holds most of its documents (module docstring), the documents' Leiden as its estimator."""
     from scipy import sparse
 
-    from ..core.strata import argmax_rows
+    from ..core.stats.strata import argmax_rows
     from .clustering import EntityClusters
 
     node = {n: i for i, n in enumerate(linked.node_names)}

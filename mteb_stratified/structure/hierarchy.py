@@ -11,8 +11,8 @@ squares::
 computed here by the nearest-neighbour chain (Murtagh, *Comput. J.* 26, 1983; Ward's
 criterion is reducible, so the chain finds the same merges as the greedy algorithm, ties
 aside: they go to the smaller cluster id), in O(C²·d) time and O(C·d) memory.  The merges,
-sorted by Δ, are cut at K_ℓ = ⌈C / 2^ℓ⌉ units (:func:`mteb_stratified.core.hierarchy
-.level_sizes`), which gives nested partitions: :class:`~mteb_stratified.core.hierarchy
+sorted by Δ, are cut at K_ℓ = ⌈C / 2^ℓ⌉ units (:func:`mteb_stratified.core.stats.hierarchy
+.level_sizes`), which gives nested partitions: :class:`~mteb_stratified.core.stats.hierarchy
 .ClusterTree`.  A level's units are numbered by the smallest fine cluster id they hold.
 
 Why Ward on centroids: it is defined for any map (entity or document clusters), it always
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.hierarchy import ClusterTree, level_sizes
+from ..core.stats.hierarchy import ClusterTree, level_sizes
 
 __all__ = ["cluster_centroids", "ward_merges", "tree_from_merges", "cluster_tree"]
 

@@ -36,7 +36,7 @@ import dataclasses
 
 import numpy as np
 
-from ..core.hierarchy import ClusterTree
+from ..core.stats.hierarchy import ClusterTree
 from .leiden import renumber_by_size
 
 __all__ = ["split_topics", "merge_small", "quotient_graph", "upper_levels", "document_tree",
@@ -214,7 +214,7 @@ def _by_first_leaf(chain: list, n_leaves: int) -> tuple:
 
 def document_tree(graph, topics, n_topics: int, cfg, edges=None) -> tuple:
     """``(leaves, n_leaves, tree)``: the leaves of the document map and its
-    :class:`~mteb_stratified.core.hierarchy.ClusterTree` (leaves, topics, coarser levels; each
+    :class:`~mteb_stratified.core.stats.hierarchy.ClusterTree` (leaves, topics, coarser levels; each
     level's units numbered by the smallest leaf they hold)."""
     leaves, parent = split_topics(graph, topics, n_topics, cfg)
     n_leaves = int(parent.size)

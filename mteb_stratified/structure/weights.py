@@ -10,7 +10,8 @@
   none has no weights and is reported in the artifact.
 * the **stratum weight of c** (the clusters table's ``mass``): the share of all N documents
   whose own stratum, argmax_c m_d(c) (ties by the hash rule of
-  :func:`mteb_stratified.core.strata.argmax_rows`), is c — counted the way queries are assigned;
+  :func:`mteb_stratified.core.stats.strata.argmax_rows`), is c — counted the way queries are
+  assigned;
 * the **membership mass of c** (``membership_mass``): Σ_d m_d(c) / N, the fractional share.
 """
 
@@ -55,7 +56,7 @@ def cluster_mass(weights: dict, n_docs: int, n_clusters: int) -> dict:
 
 def stratum_weights(weights: dict, doc_ids, n_clusters: int) -> tuple[dict, dict]:
     """``({cluster: share of documents whose own stratum it is}, {doc_id: its stratum})``."""
-    from ..core.strata import ClusterWeights
+    from ..core.stats.strata import ClusterWeights
 
     cw = ClusterWeights.from_dict(weights, max(n_clusters, 1), doc_ids=list(doc_ids))
     primary = cw.primary()

@@ -73,7 +73,7 @@ def test_enumerated_options_declare_choices(name, flag):
 
 def test_scheme_and_alignment_lists_agree_with_their_owners():
     from mteb_stratified.cli import _strata_args as stratify
-    from mteb_stratified.core.strata import SCHEMES
+    from mteb_stratified.core.stats.strata import SCHEMES
     from mteb_stratified.stratification import ALIGNMENTS
 
     assert stratify.SCHEMES == SCHEMES and stratify.ALIGNMENTS == ALIGNMENTS

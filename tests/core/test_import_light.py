@@ -146,20 +146,21 @@ def test_import_loads_no_numpy():
 
 
 def test_submodules_resolve_as_attributes():
-    """``mteb_stratified.core.arrays`` and the like work after ``import mteb_stratified`` alone,
-    as when the ``__init__`` files imported them eagerly; unknown names stay AttributeErrors."""
+    """``mteb_stratified.core.ranking.arrays`` and the like work after ``import mteb_stratified``
+    alone, as when the ``__init__`` files imported them eagerly; unknown names stay
+    AttributeErrors."""
     _, out = heavy_after(textwrap.dedent("""
         import mteb_stratified as ms
-        print(ms.api.evaluate is ms.evaluate, ms.core.arrays.__name__, ms.io.files.__name__,
-              ms.core.evaluate.__name__)
+        print(ms.api.evaluate is ms.evaluate, ms.core.ranking.arrays.__name__, ms.io.files.__name__,
+              ms.core.ranking.evaluate.__name__)
         for package in (ms, ms.core, ms.io):
             try:
                 package.no_such_name
             except AttributeError:
                 print("AttributeError")
     """))
-    assert out.splitlines() == ["True mteb_stratified.core.arrays mteb_stratified.io.files "
-                                "mteb_stratified.core.evaluate", *["AttributeError"] * 3]
+    assert out.splitlines() == ["True mteb_stratified.core.ranking.arrays mteb_stratified.io.files "
+                                "mteb_stratified.core.ranking.evaluate", *["AttributeError"] * 3]
 
 
 @pytest.mark.parametrize("package", [mteb_stratified, core, io_package])

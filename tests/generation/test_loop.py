@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError, stratify
-from mteb_stratified.core.strata import LEVELS
+from mteb_stratified.core.stats.strata import LEVELS
 from mteb_stratified.generation import (REASONS, GenerationConfig, QueryWriter, RelevanceJudge,
                                         Target, Verifier, generate_queries, provenance_of,
                                         rank_targets, write_dataset)
@@ -114,24 +114,24 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     res = _run(slice_data, pooler, writer, PlantedJudge(_seeds_relevant), PlantedVerifier(),
                max_attempts=1)
     counts = res.counts()
-    assert counts["accepted"] >= 1
+    assert counts.accepted >= 1
     assert res.stop_reason == "6 candidates written (max_candidates)"
     for rec in res.accepted:
         # the stratum is recomputed independently here: it must be the targeted cell
-        st = stratify({"q": rec["qrels"]}, _weights(art, data), query_entities={
-            "q": art.extract_entities(rec["query"])}, doc_entities=_doc_ents(art),
+        st = stratify({"q": rec.qrels}, _weights(art, data), query_entities={
+            "q": art.extract_entities(rec.query)}, doc_entities=_doc_ents(art),
             bins=_bins(art, data))
         landed = [int(st.primary[0]), LEVELS[int(st.dispersion_bin[0])],
                   LEVELS[int(st.alignment_bin[0])]]
-        assert landed == rec["landed"] == rec["target"]
-        assert rec["status"] == "accepted" and rec["verifier"]["answerable"]
+        assert landed == rec.landed == rec.target
+        assert rec.status == "accepted" and rec.verifier["answerable"]
     # every rejection has a known reason, and coverage only grew through accepted queries
-    assert all(c["reason"] in REASONS for c in res.candidates if c["status"] == "rejected")
+    assert all(c.reason in REASONS for c in res.candidates if c.status == "rejected")
     before, after = res.coverage_before, res.coverage_after
-    assert after["n_queries"] == before["n_queries"] + counts["accepted"]
-    assert after["cluster"]["msc"] >= before["cluster"]["msc"]
-    new_clusters = {r["target"][0] for r in res.accepted}
-    assert after["cluster"]["covered"] - before["cluster"]["covered"] <= len(new_clusters)
+    assert after.n_queries == before.n_queries + counts.accepted
+    assert after.cluster.msc >= before.cluster.msc
+    new_clusters = {r.target[0] for r in res.accepted}
+    assert after.cluster.covered - before.cluster.covered <= len(new_clusters)
     # output: the augmented BEIR dataset marks origin and keeps provenance
     out = str(tmp_path / "aug")
     written = write_dataset(out, data, res, provenance=provenance_of(
@@ -139,7 +139,7 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
         markdown=lambda report: coverage_markdown(report, REASONS))  # as the CLI writes it
     rows = [json.loads(x) for x in open(os.path.join(out, "queries.jsonl"))]
     gen = [r for r in rows if r["origin"] == "generated"]
-    assert len(gen) == counts["accepted"]
+    assert len(gen) == counts.accepted
     source = [json.loads(x)["_id"] for x in open(os.path.join(data.folder, "queries.jsonl"))]
     assert [r["_id"] for r in rows if r["origin"] == "original"] == source  # every split's
     meta = gen[0]["metadata"]
@@ -166,7 +166,7 @@ def test_planted_good_generations_are_accepted_and_verified(slice_data, pooler, 
     assert (open(os.path.join(merged, "qrels", "dev.tsv"), "rb").read()
             == open(os.path.join(data.folder, "qrels", "dev.tsv"), "rb").read())
     cov = json.load(open(os.path.join(out, "coverage.json")))
-    assert cov["counts"] == counts and cov["after"] == after
+    assert cov["counts"] == counts.to_dict() and cov["after"] == after.to_dict()
     assert "MSC" in open(os.path.join(out, "coverage.md")).read()
     # …and it loads straight into a tie-aware MTEB task (the generated queries as a split)
     pytest.importorskip("mteb")
@@ -225,14 +225,14 @@ def test_planted_bad_generations_never_enter_the_dataset(slice_data, pooler, tmp
     verifier = PlantedVerifier(verdict)
     res = _run(slice_data, pooler, writer, judge, verifier, max_attempts=1, no_json_abort=10**6)
     if case == "wrong_cell":
-        res_reasons = {c["reason"] for c in res.candidates}
-        assert "wrong_cell" in res_reasons and "accepted" not in {c["status"] for c in
+        res_reasons = {c.reason for c in res.candidates}
+        assert "wrong_cell" in res_reasons and "accepted" not in {c.status for c in
                                                                   res.candidates}
     elif case in ("not_answerable", "malformed"):  # candidates that miss their cell stop earlier
-        assert reason in {c["reason"] for c in res.candidates} <= {reason, "wrong_cell"}
+        assert reason in {c.reason for c in res.candidates} <= {reason, "wrong_cell"}
     else:
-        assert {c["reason"] for c in res.candidates} == {reason}
-    assert res.accepted == []
+        assert {c.reason for c in res.candidates} == {reason}
+    assert res.accepted == ()
     assert res.coverage_after == res.coverage_before
     if case not in ("not_answerable", "malformed"):
         assert verifier.calls == 0  # the LLM check runs only after the cell check passes
@@ -293,13 +293,13 @@ def test_pooler_is_deterministic_and_keeps_seeds(pooler, slice_data):
 
 def test_coverage_follows_a_two_bin_grid():
     """The generator's coverage uses the bins' grid (2 x 2 cells), not the default 3 x 3."""
-    from mteb_stratified.core.cells import CellGrid
-    from mteb_stratified.generation.loop import _State
+    from mteb_stratified.core.stats.cells import CellGrid
+    from mteb_stratified.generation.state import CoverageState
 
-    st = _State([0, 1], [0, 1], [1, 0], np.array([0.5, 0.5]), {0: "a", 1: "b"}, 1,
-                grid=CellGrid(2, 2))
+    st = CoverageState([0, 1], [0, 1], [1, 0], np.array([0.5, 0.5]), {0: "a", 1: "b"}, 1,
+                       grid=CellGrid(2, 2))
     cov = st.coverage()
-    assert cov["cell"]["weighted_units"] == 8 and cov["cell"]["covered"] == 2
+    assert cov.cell.weighted_units == 8 and cov.cell.covered == 2
 
 
 def test_a_rejected_request_is_an_endpoint_error():

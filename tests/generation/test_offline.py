@@ -519,15 +519,15 @@ def test_a_weightless_cluster_is_left_out_of_msc_and_its_ceiling(tmp_path):
 # progress: the candidates drafted and accepted, and every step that can take long
 # ---------------------------------------------------------------------------------------------
 def test_candidate_bar_counts_what_the_loop_merges(capsys):
-    from mteb_stratified.generation import CandidateBar
+    from mteb_stratified.generation import Candidate, CandidateBar
     with CandidateBar(5) as bar:
         for status in ("accepted", "rejected", "accepted"):
-            bar({"status": status})
+            bar(Candidate(status=status))
         assert (bar.bar.n, bar.accepted) == (3, 2)
     err = capsys.readouterr().err
     assert "generate: candidates" in err and "3/5" in err and "accepted 2" in err
     with CandidateBar(None, enabled=False) as off:   # --no-progress: nothing at all
-        off({"status": "accepted"})
+        off(Candidate(status="accepted"))
     assert not off.enabled and capsys.readouterr().err == ""
 
 
@@ -553,7 +553,7 @@ def test_a_gate_with_nothing_to_gate_embeds_nothing(slice_data, tmp_path, capfd)
     runs no dense model over the corpus (that took minutes on NFCorpus for nothing)."""
     from mteb_stratified.adapters.bm25 import bm25_run
     from mteb_stratified.generation.gate import run_gate
-    from mteb_stratified.generation.loop import GenerationResult
+    from mteb_stratified.generation.result import GenerationResult
     data, _ = slice_data
     gate = run_gate(data, GenerationResult(), judge=None, note="test", bm25_run=bm25_run,
                     cache_dir=str(tmp_path / ".work"), show_progress=True)

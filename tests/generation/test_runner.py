@@ -70,10 +70,11 @@ def test_run_returns_what_it_wrote(slice_paths, tmp_path):
     with pytest.raises(dataclasses.FrozenInstanceError):
         outcome.lines = ()
     report = json.load(open(outcome.written["coverage"], encoding="utf-8"))
-    assert report["gate"]["verdict"] == outcome.verdict == outcome.gate["verdict"]
-    assert report["gate"]["panel"] == outcome.gate["panel"]
+    assert report["gate"]["verdict"] == outcome.verdict == outcome.gate.verdict
+    assert report["gate"]["panel"] == list(outcome.gate.panel)
+    assert report["gate"] == outcome.gate.to_dict()
     assert said == [f"validity gate: {outcome.verdict}"]
-    assert outcome.usage == {} and report["usage"] == {}
+    assert not outcome.usage and outcome.usage.to_dict() == {} and report["usage"] == {}
     assert outcome.summary["writer"] == "select" and outcome.summary["out"] == out
     assert outcome.summary["counts"] == report["counts"]
     assert outcome.summary["after"] == report["after"]

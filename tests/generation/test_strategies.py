@@ -15,7 +15,7 @@ def test_every_strategy_is_a_strategy():
 def test_the_writer_names_the_target_leafs_label_unless_its_j_is_low():
     """The generation prompt speaks in the leaf's distinctive-terms label (structure/terms.py),
     except where the query must avoid the documents' terms (low J, or no J)."""
-    from mteb_stratified.core.cells import GRID
+    from mteb_stratified.core.stats.cells import GRID
     from mteb_stratified.generation.protocols import Target
 
     calls = BudgetedCalls(ChatEndpoint(None, "m", "k", provider=object()), None, max_calls=1)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mteb_stratified.core import InputError
-from mteb_stratified.core.arrays import MAX_GRADE
+from mteb_stratified.core.ranking.arrays import MAX_GRADE
 from mteb_stratified.io import _vectorised, read_qrels, read_run, write_run
 from mteb_stratified.io.beir import read_jsonl
 from tests.io.test_run_arrays import same_arrays

@@ -15,7 +15,7 @@ import re
 import pytest
 
 import mteb_stratified
-from mteb_stratified.core.measures import TREC_EVAL_FAMILIES
+from mteb_stratified.core.ranking.measures import TREC_EVAL_FAMILIES
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
 _NAME = re.compile(r"(ndcg_cut|P|recall|map_cut|success)_(\d+)|(ndcg|map|recip_rank)")

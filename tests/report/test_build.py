@@ -9,7 +9,7 @@ import pytest
 
 from mteb_stratified.core.errors import InputError
 from mteb_stratified.report import Report, build
-from mteb_stratified.report.html import report_pair_problem, to_markdown
+from mteb_stratified.report.render import report_pair_problem, to_markdown
 
 FAST = {"n_resamples": 20, "min_queries": 10, "seed": 1}
 
@@ -39,7 +39,7 @@ def test_build_returns_a_frozen_report_that_writes_its_pair(tmp_path, dataset):
     assert isinstance(report, Report) and list(report.summaries) == ["a", "B"]
     assert report.title == "T" and not report.query_sets.mixed
     assert report.query_sets.names == (("a", "B"),)
-    assert report.bundle["pairs"]["pairs"] and report.bundle["stability"] is not None
+    assert report.bundle.pairs.pairs and report.bundle.stability is not None
     with pytest.raises(FrozenInstanceError):
         report.bundle = {}
     assert steps[0].startswith("loading the structure") and len(steps) == 5
@@ -61,8 +61,11 @@ def test_systems_of_two_query_sets_are_paired_within_a_set_or_refused(tmp_path, 
     report = build([c, a, b], **FAST)
     assert report.query_sets.mixed and report.query_sets.names == (("a", "b"), ("c",))
     assert list(report.summaries) == ["a", "b", "c"]  # the largest query set first
-    pairs = report.bundle["pairs"]["pairs"]
-    assert pairs and all("c" not in (p["a"], p["b"]) for p in pairs)
+    pairs = report.bundle.pairs.pairs
+    assert pairs and all("c" not in (p.a, p.b) for p in pairs)
+    assert report.bundle.pairs.note is None and report.bundle.pairs.grain is None
+    (label, stability), = report.bundle.stability  # one query set of ≥ 2 systems
+    assert stability.systems == ("a", "b") and label
 
 
 def test_an_unknown_input_fails_before_the_structure_loads(tmp_path):

@@ -50,20 +50,22 @@ def _hostile(summary):
     hostile (a summary is immutable: a changed copy)."""
     from dataclasses import replace
 
-    from mteb_stratified.core.coverage import Gap
-    from mteb_stratified.core.strata import Bins
+    from mteb_stratified.core.stats.coverage import Gap
+    from mteb_stratified.core.stats.strata import Bins
+
+    from mteb_stratified.stratification import StratifiedSummary
 
     block = summary.to_dict()
     _relabel(block)
-    cov, het = summary.cluster_coverage, summary.heterogeneity
+    relabelled = StratifiedSummary.from_dict(block)  # the typed rows, hostile
+    cov = summary.cluster_coverage
     return replace(
         summary, measure=summary.measure + MEASURE_TAIL, warnings=[WARNING],
         bins=Bins(summary.bins.dispersion, summary.bins.alignment, LABEL),
-        **{k: block[k] for k in ("grain", "per_stratum", "clusters", "cells", "spread_min_n")},
+        **{k: getattr(relabelled, k) for k in ("grain", "per_stratum", "clusters", "cells",
+                                               "spread_min_n", "heterogeneity")},
         cluster_coverage=replace(cov, gaps=tuple(Gap(g.stratum, g.mass, LABEL)
-                                                 for g in cov.gaps)),
-        heterogeneity=het if het is None else replace(het, strata=tuple(
-            block["heterogeneity"]["strata"])))
+                                                 for g in cov.gaps)))
 
 
 @pytest.fixture(scope="module")
@@ -74,14 +76,21 @@ def hostile(strata, artifact, two_systems):
                                        min_queries=10, power=False)
                  for n, v in systems.items()}
     summaries = {n: _hostile(summary) for n, summary in summaries.items()}
+    from dataclasses import replace
+
+    from mteb_stratified.core.stats.stability import Flip
+    from mteb_stratified.stratification import PairedSummary
+
     stability = stability_summary(systems, strata, artifact, min_queries=10)
-    flip = {"a": SYSTEMS[0], "b": SYSTEMS[1], "ahead": {"pooled": SYSTEMS[0], "macro": SYSTEMS[1]}}
-    stability["flips"] = stability["significant_flips"] = [flip]  # the "Flips" line
+    flip = Flip(SYSTEMS[0], SYSTEMS[1], {"pooled": SYSTEMS[0], "macro": SYSTEMS[1]},
+                {"pooled": True, "macro": False})
+    stability = replace(stability, flips=(flip,))  # the "Flips" line
     pairs = paired_summary({n: systems[n] for n in SYSTEMS[:3]}, strata, artifact, n_min=2,
                            min_queries=10, n_resamples=20, power=False)
-    assert pairs["pairs"] and all(p["tested"] for p in pairs["pairs"])
-    _relabel(pairs)
-    return build_report(summaries, stability, pairs, title=TITLE)
+    assert pairs.pairs and all(p.tested for p in pairs.pairs)
+    block = pairs.to_dict()
+    _relabel(block)
+    return build_report(summaries, stability, PairedSummary.from_dict(block), title=TITLE)
 
 
 def _tags(text):

@@ -192,16 +192,16 @@ def test_errors(strata, artifact, two_systems, dataset):
 
 def test_stability(strata, artifact, two_systems):
     st = stability_summary(two_systems, strata, artifact)
-    json.dumps(st)
-    assert set(st["winners"]) == {"pooled", "macro", "post_stratified"}
-    assert st["n_queries"] == strata.n_queries
+    json.dumps(st.to_dict())
+    assert set(st.winners) == {"pooled", "macro", "post_stratified"}
+    assert st.n_queries == strata.n_queries
     with pytest.raises(InputError, match="≥ 2 systems"):
         stability_summary({"A": two_systems["A"]}, strata, artifact)
 
 
 def test_another_number_of_bins_flows_through_block_and_report(artifact, dataset, two_systems):
     """Four Δ bins and two J bins: cells, coverage, the block and the report follow the grid
-    that the cut-points imply (core/cells.py), with nothing else to change."""
+    that the cut-points imply (core/stats/cells.py), with nothing else to change."""
     from mteb_stratified.core import Bins
     from mteb_stratified.report import build_report, render_html, to_markdown
 
@@ -226,7 +226,7 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
     estimates, the block and the report give them apart; a split of generated queries only is
     stratified as it is, marked."""
     from mteb_stratified.report import build_report
-    from mteb_stratified.report.html import what_this_says
+    from mteb_stratified.report.prose import what_this_says
     from mteb_stratified.stratification import (GENERATED_APART, split_origin,
                                                 strata_for_dataset)
     from .conftest import synthetic_values
@@ -251,7 +251,10 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
                                                                 for q in gen]))
     assert g["original"]["estimate"] == pytest.approx(
         b["estimates"]["expected"]["analytic"]["pooled"]["estimate"])
-    text = " ".join(what_this_says(build_report({"A": summary}, None, {})))
+    typed = summary.generated  # the same record, typed
+    assert (typed.generated.n_queries, typed.original.estimate) == (
+        10, summary.pooled.estimate) and typed.to_dict() == g
+    text = " ".join(what_this_says(build_report({"A": summary})))
     assert "Generated queries: 10 of this split's queries are generated" in text
     # one generated query: no interval, and the report says its mean all the same
     one = replace(dataset, origins={qids[0]: "generated"})
@@ -260,7 +263,7 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
     b1 = s1.to_dict()
     assert b1["generated"]["generated"]["ci_low"] is None
     assert "1 of this split's queries are generated" in " ".join(
-        what_this_says(build_report({"A": s1}, None, {})))
+        what_this_says(build_report({"A": s1})))
     # every query generated: stratified as it is, and the block says so
     all_gen = replace(dataset, origins={q: "generated" for q in qids})
     assert split_origin(all_gen) == "generated"
@@ -271,7 +274,7 @@ def test_generated_queries_in_an_original_split_are_reported_apart(artifact, dat
     assert b2["origin"] == "generated" and b2["generated"] is None
     assert any(w.startswith("every query of this split is generated") for w in b2["warnings"])
     assert "every query of this split is generated" in " ".join(
-        what_this_says(build_report({"A": s2}, None, {})))
+        what_this_says(build_report({"A": s2})))
 
 
 def test_repeated_cut_points_are_a_warning_of_the_block(artifact, dataset, two_systems):

@@ -59,18 +59,18 @@ def test_cell_strata_pool_small_cells(strata, artifact):
 
 def test_the_paired_summary(strata, artifact, two_systems):
     p = paired_summary(two_systems, strata, artifact, min_queries=10, n_resamples=200)
-    json.dumps(p)
-    (pair,) = p["pairs"]
+    json.dumps(p.to_dict())
+    (pair,) = p.pairs
     a = np.array([two_systems["A"]["expected"][q] for q in strata.queries])
     b = np.array([two_systems["B"]["expected"][q] for q in strata.queries])
-    assert pair["overall"]["mean_difference"] == pytest.approx((a - b).mean())
-    assert pair["tested"] and 0 < pair["heterogeneity"]["p_value"] <= 1
-    rows = pair["stratum_differences"]["strata"]
-    assert sum(r["n"] for r in rows) == strata.n_queries
-    assert all(r["winner"] in (None, "A", "B") for r in rows)
-    assert pair["power"]["test"] == "paired_max_z"
+    assert pair.overall.mean_difference == pytest.approx((a - b).mean())
+    assert pair.tested and 0 < pair.heterogeneity.p_value <= 1
+    rows = pair.stratum_differences.strata
+    assert sum(r.n for r in rows) == strata.n_queries
+    assert all(r.winner in (None, "A", "B") for r in rows)
+    assert pair.power.test == "paired_max_z"
     one = paired_summary({"A": two_systems["A"]}, strata, artifact)
-    assert one["pairs"] == [] and "one system" in one["note"]
+    assert one.pairs == () and "one system" in one.note
 
 
 def test_a_planted_stratum_gap_is_found_and_named(strata, artifact, two_systems):
@@ -84,7 +84,7 @@ def test_a_planted_stratum_gap_is_found_and_named(strata, artifact, two_systems)
         b[q] = min(1.0, a[q] + 0.5)
     p = paired_summary({"A": a, "B": b}, strata, artifact, min_queries=10, n_resamples=500,
                        power=False)
-    wins = {r["stratum"]: r["winner"] for r in p["pairs"][0]["stratum_differences"]["strata"]}
+    wins = {r.stratum: r.winner for r in p.pairs[0].stratum_differences.strata}
     assert wins[target] == "B" and sum(w is not None for w in wins.values()) == 1
 
 

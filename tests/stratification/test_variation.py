@@ -153,7 +153,7 @@ def test_bad_input_is_an_input_error():
 
 
 def test_topic_level_is_level_one_when_the_tree_has_one(artifact):
-    from mteb_stratified.core.hierarchy import ClusterTree
+    from mteb_stratified.core.stats.hierarchy import ClusterTree
 
     assert topic_level(artifact.cluster_tree) == 1
     assert topic_level(ClusterTree.flat(5)) == 0

@@ -302,7 +302,7 @@ def test_a_kill_between_the_report_files_never_leaves_a_mismatched_pair(tmp_path
     another run's summary; a complete run's pair shares one stamp."""
     pytest.importorskip("matplotlib")
     from mteb_stratified.cli.main import main
-    from mteb_stratified.report.html import report_pair_problem
+    from mteb_stratified.report.render import report_pair_problem
 
     argv, html, md = _report_case(tmp_path)
     new_argv = [a if not a.startswith("A=") else "B=" + a[2:] for a in argv]  # another title
@@ -334,7 +334,7 @@ def test_a_pair_from_two_runs_is_told_apart(tmp_path):
     """#46.13c: the stamp the HTML and the Markdown share tells a pair of one run from files
     of two runs (as two concurrent runs on one -o could leave), and from a missing file."""
     from mteb_stratified.io.outputs import write_together
-    from mteb_stratified.report.html import _stamped, report_pair_problem
+    from mteb_stratified.report.render import _stamped, report_pair_problem
 
     html, md = str(tmp_path / "r.html"), str(tmp_path / "r.md")
     first, second = _stamped("<html>1</html>", "# 1\n"), _stamped("<html>2</html>", "# 2\n")

@@ -53,9 +53,9 @@ def test_the_leaves_are_fine_readable_and_leave_gaps_that_dev_can_fill():
     dev holds queries whose leaf no test query reaches, so `generate` has gaps to fill."""
     import numpy as np
 
-    from mteb_stratified.core.coverage import cluster_coverage
-    from mteb_stratified.core.strata import stratify
-    from mteb_stratified.generation.loop import GenerationConfig
+    from mteb_stratified.core.stats.coverage import cluster_coverage
+    from mteb_stratified.core.stats.strata import stratify
+    from mteb_stratified.generation.config import GenerationConfig
 
     art = StructureArtifact.load(FOLDER)
     sizes = np.array([c["n_docs"] for c in art.clusters])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mteb_stratified.core import InputError
-from mteb_stratified.core.hierarchy import level_sizes
+from mteb_stratified.core.stats.hierarchy import level_sizes
 from mteb_stratified.structure.hierarchy import (cluster_centroids, cluster_tree,
                                                  tree_from_merges, ward_merges)
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from mteb_stratified.core.errors import InputError
-from mteb_stratified.core.strata import tie_hash
+from mteb_stratified.core.stats.strata import tie_hash
 from mteb_stratified.structure import StructureArtifact, query_extractor
 from mteb_stratified.structure.extractors import EntityExtractor, SpacyNounChunkExtractor
 from mteb_stratified.structure.fingerprint import corpus_fingerprint, doc_text

@@ -38,7 +38,7 @@ from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderW
 
 from mteb_stratified._optional import install_hint
 from mteb_stratified.core.errors import InputError
-from mteb_stratified.core.precision import dtype_name
+from mteb_stratified.core.ranking.precision import dtype_name
 
 from .quantized import load_quantized, quantized_names
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from mteb_stratified.core.errors import InputError, InputWarning
 from mteb_stratified.core.query_set import (QuerySet, QuerySetGroups, base_task_name,
                                             same_query_sets)
-from mteb_stratified.core.results import VALUE_KEYS
+from mteb_stratified.core.ranking.results import VALUE_KEYS
 from mteb_stratified.io.outputs import write_together
 from mteb_stratified.io.outputs import output_dir as checked_dir
 from mteb_stratified.io.mteb_results import (distinct_results, load_task_result, model_of,

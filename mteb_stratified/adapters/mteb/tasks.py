@@ -150,7 +150,7 @@ def bundled_strata_block(task, result, hf_split: str):
     from mteb_stratified.stratification import stratified_summary
     from mteb_stratified.stratification.bundled import bundled_strata
 
-    from mteb_stratified.core.per_query import PerQuery
+    from mteb_stratified.core.ranking.per_query import PerQuery
 
     values = PerQuery.from_result(result[STRATA_MEASURE])
     try:

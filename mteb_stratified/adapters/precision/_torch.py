@@ -2,13 +2,14 @@
 
 Nothing here imports torch at module import; every function imports it when called and, when
 torch is missing, raises an ImportError that names the extra to install.  Dtype names and
-spellings: :data:`mteb_stratified.core.precision.DTYPES` (``dtype_name`` is re-exported here).
+spellings: :data:`mteb_stratified.core.ranking.precision.DTYPES` (``dtype_name`` is re-exported
+here).
 """
 
 from __future__ import annotations
 
 from ...core.errors import InputError
-from ...core.precision import dtype_name
+from ...core.ranking.precision import dtype_name
 from .. import require
 
 __all__ = ["torch_module", "dtype_name", "to_torch_dtype", "check_dtype_supported",

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ...core.errors import InputError
-from ...core.precision import DTYPES
+from ...core.ranking.precision import DTYPES
 
 #: sentence-transformers' ``semantic_search_faiss`` / ``semantic_search_usearch`` default.
 DEFAULT_RESCORE_MULTIPLIER = 2

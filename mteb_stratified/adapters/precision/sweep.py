@@ -31,17 +31,18 @@ Tasks (see :mod:`.tasks`): a BEIR folder, the bundled NFCorpus, or an MTEB task 
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import math
 import os
-from dataclasses import asdict, dataclass, field, make_dataclass
-from typing import Callable, Iterable, Protocol, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ...core.errors import InputError
-from ...core.jsonsafe import dumps_json
+from ...core.jsonsafe import ReadOnlyDict, dumps_json
 from ...io.corpus_text import doc_text
 from ...io.markdown import md_cell
 from ...io.outputs import write_together
@@ -65,51 +66,114 @@ MEASURES = ("nDCG@10", "RR@10", "R@100")
 #: candidate lists are then taken whole).
 DEFAULT_DEPTH = 10
 
-#: The four numbers of each measure of :data:`MEASURES` in a row, in column order.
-_ROW_STATS = ("expected", "oblivious", "range", "bias")
-#: The row's columns for comparing quantizations (NaN where they do not apply: a reranker has
-#: no stored document vectors and no first stage of its own).
-_QUANTIZED_FIELDS = ("distinct_scores_at_10", "boundary_tie_share_at_10", "bytes_per_document",
-                     "search_ms_per_query", "first_stage_recall_at_100")
-
 
 # ----------------------------------------------------------------------------- results
 
-def _row_to_dict(self) -> dict:
-    return asdict(self)
+@dataclass(frozen=True)
+class SweepRow:
+    """One regime of one model: the columns of the audit table (means over queries).
 
+    The fields, in column order (``to_dict()`` gives them in this order; the CSV's columns and
+    the JSON's keys); ``<key>`` is a measure's prefix of :data:`MEASURES`
+    (:func:`mteb_stratified.naming.sweep_key`: ``ndcg10``, ``rr10``, ``r100``).
 
-SweepRow = make_dataclass(
-    "SweepRow",
-    [("model", str), ("regime", str), ("queries", int),
-     *((f"{sweep_key(m)}_{stat}", float) for m in MEASURES for stat in _ROW_STATS),
-     ("tied_share_at_10", float), ("tied_share_at_100", float),
-     ("mean_tie_group_at_100", float), ("max_tie_group_at_100", int),
-     ("distinct_scores_per_query", float), ("spearman_vs_fp32", float),
-     ("kendall_vs_fp32", float), ("ms_per_query", float), ("peak_memory_mib", float),
-     *((f"{sweep_key(m)}_{stat}", float, field(default=math.nan))
-       for m in MEASURES for stat in ("min", "max")),
-     *((name, float, field(default=math.nan)) for name in _QUANTIZED_FIELDS),
-     ("metadata", dict, field(default_factory=dict))],
-    namespace={"__module__": __name__, "to_dict": _row_to_dict, "__doc__": """One regime of one
-    model: the columns of the audit table (means over queries).
+    Attributes
+    ----------
+    model : the model's name.
+    regime : the regime's name (:mod:`.regimes`; a rescore names its settings).
+    queries : the number of queries scored.
+    <key>_expected : E[measure] over all orders of tied documents.
+    <key>_oblivious : the tie-oblivious value (trec_eval order).
+    <key>_range : max - min of the measure over tie orders.
+    <key>_bias : oblivious - expected.
+    tied_share_at_10, tied_share_at_100 : the share of queries with a tie group of >= 2
+        documents reaching into the top 10 / top 100.
+    mean_tie_group_at_100, max_tie_group_at_100 : the mean and largest tie-group size in the
+        top 100.
+    distinct_scores_per_query : distinct score values per query.
+    spearman_vs_fp32, kendall_vs_fp32 : Spearman's rho and Kendall's tau-b between the
+        regime's scores and the fp32 scores of the same candidates, averaged over queries.
+    ms_per_query : (forward + scoring) time per query, in milliseconds.
+    peak_memory_mib : peak memory (process RSS on CPU, the CUDA allocator peak on a GPU).
+    <key>_min, <key>_max : the measure's min and max over tie orders (NaN when not computed).
+    distinct_scores_at_10 : mean distinct score values among the top 10.
+    boundary_tie_share_at_10 : share of queries whose 10th and 11th scores are equal (the
+        top-10 set itself depends on the tie order).
+    bytes_per_document : the stored document vector's size.
+    search_ms_per_query : the query side only (scoring, or quantizing the queries, searching
+        and rescoring), in milliseconds.
+    first_stage_recall_at_100 : the expected share of the fp32 top 100 that the regime's first
+        stage keeps, ties broken at random on both sides.
+    metadata : the regime's settings and the run's measurements (read-only; the CSV's columns
+        after the fields, sorted by name).
 
-    Fields: ``model``, ``regime``, ``queries``; for each measure of :data:`MEASURES` its
-    ``<key>_expected``, ``_oblivious``, ``_range`` and ``_bias``, the key read from the measure's
-    family (:func:`mteb_stratified.naming.sweep_key`: ``ndcg10``, ``rr10``, ``r100``); the tie
-    audit (``tied_share_at_10``, ``tied_share_at_100``, ``mean_tie_group_at_100``,
-    ``max_tie_group_at_100``, ``distinct_scores_per_query``), the correlations with the fp32
-    scores (``spearman_vs_fp32``, ``kendall_vs_fp32``), ``ms_per_query``, ``peak_memory_mib``;
-    each measure's ``<key>_min`` and ``_max`` over tie orders; ``distinct_scores_at_10`` (mean
-    distinct score values among the top 10), ``boundary_tie_share_at_10`` (share of queries
-    whose 10th and 11th scores are equal: the top-10 set itself depends on the tie order),
-    ``bytes_per_document`` (the stored document vector), ``search_ms_per_query`` (the query
-    side only: scoring, or quantizing the queries, searching and rescoring),
-    ``first_stage_recall_at_100`` (the expected share of the fp32 top 100 that the regime's
-    first stage keeps, ties broken at random on both sides) and ``metadata``.  ``to_dict()``
-    gives them as a dict, in this order.
-    """},
-    frozen=True)
+    The last eleven floats are NaN where they do not apply (a reranker has no stored document
+    vectors and no first stage of its own).
+    """
+
+    model: str
+    regime: str
+    queries: int
+    ndcg10_expected: float
+    ndcg10_oblivious: float
+    ndcg10_range: float
+    ndcg10_bias: float
+    rr10_expected: float
+    rr10_oblivious: float
+    rr10_range: float
+    rr10_bias: float
+    r100_expected: float
+    r100_oblivious: float
+    r100_range: float
+    r100_bias: float
+    tied_share_at_10: float
+    tied_share_at_100: float
+    mean_tie_group_at_100: float
+    max_tie_group_at_100: int
+    distinct_scores_per_query: float
+    spearman_vs_fp32: float
+    kendall_vs_fp32: float
+    ms_per_query: float
+    peak_memory_mib: float
+    ndcg10_min: float = math.nan
+    ndcg10_max: float = math.nan
+    rr10_min: float = math.nan
+    rr10_max: float = math.nan
+    r100_min: float = math.nan
+    r100_max: float = math.nan
+    distinct_scores_at_10: float = math.nan
+    boundary_tie_share_at_10: float = math.nan
+    bytes_per_document: float = math.nan
+    search_ms_per_query: float = math.nan
+    first_stage_recall_at_100: float = math.nan
+    metadata: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "metadata", ReadOnlyDict(self.metadata))
+
+    def to_dict(self) -> dict:
+        """The row as a dict, fields in order (the JSON form: ``metadata`` a plain dict)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["metadata"] = copy.deepcopy(dict(self.metadata))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: "str | None" = None) -> "SweepRow":
+        """The row of :meth:`to_dict` or of a ``precision_sweep.json`` row (its NaNs written
+        as ``null``: a float field's null is read back as NaN; a missing optional field is
+        NaN). An unknown or missing field is an :class:`InputError` at ``where`` (the file)."""
+        names = [f.name for f in fields(cls)]
+        unknown = [str(k) for k in data if k not in names]
+        missing = [f.name for f in fields(cls) if f.name not in data
+                   and f.default is MISSING and f.default_factory is MISSING]
+        if unknown or missing:
+            parts = ([f"unknown fields {', '.join(unknown)}"] if unknown else []) + (
+                [f"missing fields {', '.join(missing)}"] if missing else [])
+            raise InputError(f"a precision-sweep row with {'; '.join(parts)}", source=where,
+                             fix="give the fields of SweepRow (a row of precision_sweep.json)")
+        floats = {f.name for f in fields(cls) if f.type == "float"}  # annotations are strings
+        return cls(**{k: (math.nan if v is None and k in floats else v)
+                      for k, v in data.items()})
 
 
 @dataclass(frozen=True)
@@ -131,7 +195,12 @@ class SweepResult:
     #: for a bi-encoder, the document ids every ``reference_scores`` row is over.
     reference_docs: tuple = field(default=(), repr=False, compare=False)
 
+    def __post_init__(self):
+        object.__setattr__(self, "rows", tuple(self.rows))
+        object.__setattr__(self, "settings", ReadOnlyDict(self.settings))
+
     def row(self, regime: str) -> SweepRow:
+        """The row of one regime (an :class:`InputError` naming the swept ones if absent)."""
         for r in self.rows:
             if r.regime == regime:
                 return r
@@ -139,10 +208,25 @@ class SweepResult:
                          fix=f"swept regimes: {', '.join(r.regime for r in self.rows)}")
 
     def to_dict(self) -> dict:
+        """One result of ``precision_sweep.json``: model, task, settings and rows."""
         return {"model": self.model, "task": self.task, "settings": dict(self.settings),
                 "rows": [r.to_dict() for r in self.rows]}
 
+    @classmethod
+    def from_dict(cls, data: Mapping, where: "str | None" = None) -> "SweepResult":
+        """A result of :meth:`to_dict` or of ``precision_sweep.json`` (its rows as
+        :meth:`SweepRow.from_dict` reads them; the per-query values and fp32 scores are not
+        in the file)."""
+        try:
+            rows = tuple(SweepRow.from_dict(r, where) for r in data["rows"])
+            return cls(data["model"], data["task"], rows, dict(data["settings"]))
+        except KeyError as e:
+            raise InputError(f"a precision-sweep result without {e.args[0]!r}", source=where,
+                             fix="give model, task, settings and rows (a result of "
+                                 "precision_sweep.json)") from None
+
     def table(self) -> str:
+        """The rows as the audit table (:func:`format_table`)."""
         return format_table(self.rows)
 
 
@@ -349,7 +433,7 @@ class BiEncoderSweep(_LoadedModel):
 
     def bytes_per_document(self, state, regime: Regime) -> float:
         """Bytes of one stored document vector of a float regime (the forward pass's dtype)."""
-        from ...core.precision import DTYPES
+        from ...core.ranking.precision import DTYPES
 
         return float(state[2].shape[-1] * DTYPES[regime.model_dtype].bits // 8)
 
@@ -776,7 +860,9 @@ class _Scored:
         return [r[np.asarray(p)] for r, p in zip(reference, self.positions)]
 
     def columns(self, reference: list, score_s: float) -> dict:
-        """The row's :data:`_QUANTIZED_FIELDS`."""
+        """The row's columns for comparing quantizations (:class:`SweepRow`'s
+        ``distinct_scores_at_10``, ``boundary_tie_share_at_10``, ``bytes_per_document``,
+        ``search_ms_per_query`` and ``first_stage_recall_at_100``)."""
         n = max(len(self.scores), 1)
         q = self.quantized
         out = {"search_ms_per_query": 1000.0 * (q.search_s if q is not None else score_s) / n,
@@ -869,8 +955,8 @@ def _first_stage_recall(stage: np.ndarray, depth: "int | None", reference: np.nd
                         k: int = 100) -> float:
     """Mean over queries of E|S ∩ R| / |R|: ``S`` the first stage's top ``depth`` (its own top
     ``k`` when it has no separate cut), ``R`` the fp32 top ``k``, ties broken at random and
-    independently on each side (:func:`~mteb_stratified.core.ties.top_k_membership`)."""
-    from ...core.ties import top_k_membership
+    independently on each side (:func:`~mteb_stratified.core.ranking.ties.top_k_membership`)."""
+    from ...core.ranking.ties import top_k_membership
 
     k = min(k, reference.shape[1])
     p_ref = top_k_membership(reference, k)
@@ -1003,7 +1089,7 @@ def save_results(results: Sequence[SweepResult], out_dir: str, flips: "list | No
              "json": os.path.join(out_dir, "precision_sweep.json"),
              "markdown": os.path.join(out_dir, "precision_sweep.md")}
     rows = [r for res in results for r in res.rows]
-    fieldnames = [f for f in SweepRow.__dataclass_fields__ if f != "metadata"]
+    fieldnames = [f.name for f in fields(SweepRow) if f.name != "metadata"]
     meta_keys = sorted({k for r in rows for k in r.metadata})
     table = io.StringIO(newline="")
     w = csv.writer(table)

@@ -84,6 +84,93 @@ def test_files(table_result, tmp_path):
     assert open(paths["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+def _computed_row_fields() -> list:
+    """The row's field names as the sweep computed them before ``SweepRow`` was written out:
+    from :data:`MEASURES` through :func:`mteb_stratified.naming.sweep_key`."""
+    from mteb_stratified.naming import sweep_key
+
+    keys = [sweep_key(m) for m in sw.MEASURES]
+    return ["model", "regime", "queries",
+            *(f"{k}_{stat}" for k in keys for stat in ("expected", "oblivious", "range", "bias")),
+            "tied_share_at_10", "tied_share_at_100", "mean_tie_group_at_100",
+            "max_tie_group_at_100", "distinct_scores_per_query", "spearman_vs_fp32",
+            "kendall_vs_fp32", "ms_per_query", "peak_memory_mib",
+            *(f"{k}_{stat}" for k in keys for stat in ("min", "max")),
+            "distinct_scores_at_10", "boundary_tie_share_at_10", "bytes_per_document",
+            "search_ms_per_query", "first_stage_recall_at_100", "metadata"]
+
+
+def test_sweep_row_fields_are_the_computed_names_each_typed_and_documented():
+    import dataclasses
+
+    fields = dataclasses.fields(sw.SweepRow)
+    assert [f.name for f in fields] == _computed_row_fields()
+    ints = {"queries", "max_tie_group_at_100"}
+    for f in fields:
+        want = ("str" if f.name in ("model", "regime") else "int" if f.name in ints
+                else "Mapping" if f.name == "metadata" else "float")
+        assert f.type == want, f.name
+    from mteb_stratified.naming import sweep_key
+
+    doc = sw.SweepRow.__doc__
+    keys = [sweep_key(m) for m in sw.MEASURES]
+    for f in fields:  # each named in the docstring, a measure's fields through ``<key>_``
+        stem = next((f.name.replace(k, "<key>", 1) for k in keys if f.name.startswith(k + "_")),
+                    f.name)
+        assert stem in doc, f.name
+
+
+def test_sweep_row_round_trips_through_its_dict_and_the_json_file(table_result, tmp_path):
+    from mteb_stratified.core.jsonsafe import dumps_json
+
+    for row in table_result.rows:
+        data = row.to_dict()
+        assert list(data) == _computed_row_fields() and type(data["metadata"]) is dict
+        assert sw.SweepRow.from_dict(data) == row
+        with pytest.raises(TypeError):  # the row's metadata is read-only
+            row.metadata["regime"] = "x"
+    paths = sw.save_results([table_result], str(tmp_path), plot=False)
+    with open(paths["json"], encoding="utf-8") as f:
+        result = json.load(f)["results"][0]
+    stored = result["rows"]
+    back = [sw.SweepRow.from_dict(r) for r in stored]  # null (a NaN) read back as NaN
+    assert np.isnan(back[0].bytes_per_document)
+    assert [dumps_json(r.to_dict()) for r in back] == [dumps_json(r) for r in stored]
+    again = sw.SweepResult.from_dict(result)
+    assert dumps_json(again.to_dict()) == dumps_json(table_result.to_dict())
+    with pytest.raises(TypeError):  # the settings are read-only
+        again.settings["queries"] = 0
+    with pytest.raises(InputError, match="without 'rows'"):
+        sw.SweepResult.from_dict({k: v for k, v in result.items() if k != "rows"})
+    paths2 = sw.save_results([again], str(tmp_path / "again"), plot=False)
+    for key in ("csv", "json"):
+        assert open(paths2[key], "rb").read() == open(paths[key], "rb").read()
+
+
+def test_sweep_row_from_dict_names_unknown_and_missing_fields(table_result):
+    data = table_result.rows[0].to_dict()
+    with pytest.raises(InputError, match="unknown fields ndcg20_expected"):
+        sw.SweepRow.from_dict({**data, "ndcg20_expected": 0.5})
+    del data["kendall_vs_fp32"], data["r100_min"]  # r100_min is optional: NaN
+    with pytest.raises(InputError, match="^row 3: .* missing fields kendall_vs_fp32\\n"):
+        sw.SweepRow.from_dict(data, where="row 3")
+
+
+def test_stored_sweep_rows_read_back():
+    """The sweep's JSON in benchmarks/results (an older file without the min/max and
+    quantization columns among them) reads back: every stored value kept."""
+    from mteb_stratified.core.jsonsafe import json_safe
+
+    for name in ("precision_sweep", "quantized"):
+        with open(os.path.join(ROOT, "benchmarks", "results", name, "precision_sweep.json"),
+                  encoding="utf-8") as f:
+            rows = [r for res in json.load(f)["results"] for r in res["rows"]]
+        assert rows
+        for r in rows:
+            back = json_safe(sw.SweepRow.from_dict(r).to_dict())
+            assert {k: back[k] for k in r} == r
+
+
 def _result(name, obl, exp):
     per = {"fp32": {m: {"oblivious": np.array([obl]), "expected": np.array([exp])}
                     for m in sw.MEASURES}}

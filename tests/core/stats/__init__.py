@@ -1,0 +1,1 @@
+"""Tests of mteb_stratified.core.stats."""
