@@ -137,12 +137,11 @@ def same_set_note(report) -> str:
 
 
 def _query_sets_text(report) -> str:
-    sets = report.query_sets
-    groups: dict = {}
-    for name, label in sets.items():
-        groups.setdefault(label, []).append(name)
+    """The report's first sentence when its systems were evaluated on several query sets (the
+    groups of :func:`.model.set_groups`, the largest set first)."""
+    groups = set_groups(report)
     return (f"Query sets: these systems were evaluated on {len(groups)} different query sets ("
-            + "; ".join(f"{label}: {', '.join(names)}" for label, names in groups.items())
+            + "; ".join(f"{label}: {', '.join(names)}" for label, names in groups)
             + "). Figures of different query sets are not comparable: each system is compared "
               "only with the systems of its own set, and none is ranked across sets.")
 
