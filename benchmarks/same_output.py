@@ -3,7 +3,8 @@
 Runs the README's two commands (``mteb-stratified stratify RUNS`` and ``mteb-stratified report
 RUNS bm25=TREC -o report.html``) with an earlier git revision and with the working tree, each on
 its own copy of an mteb output folder RUNS, and compares every file they write and what they
-print (the copies' paths replaced by ``OUT``).
+print on stdout and stderr (the copies' paths replaced by ``OUT``, the progress lines' seconds
+by ``N``), showing the first lines that differ.
 
 Two differences are made on purpose and can be left out of the comparison by name:
 
@@ -44,8 +45,26 @@ def run_commands(tree: str, runs: str, trec: str, out: str) -> None:
                            capture_output=True, text=True)
         if p.returncode:
             raise SystemExit(f"{name} failed with {tree}:\n{p.stderr[-3000:]}")
-        with open(os.path.join(out, f"{name}.out"), "w", encoding="utf-8") as fh:
-            fh.write((p.stdout + p.stderr).replace(out, "OUT"))
+        with open(os.path.join(out, f"{name}.stdout"), "w", encoding="utf-8") as fh:
+            fh.write(p.stdout.replace(out, "OUT"))
+        with open(os.path.join(out, f"{name}.stderr"), "w", encoding="utf-8") as fh:
+            fh.write(TIMING.sub(": N s", p.stderr.replace(out, "OUT")))
+
+
+#: The progress lines' seconds on stderr (``label …label: 1.5 s``): the machine's, not the
+#: program's output, so they are masked before the comparison.
+TIMING = re.compile(r": \d+(?:\.\d+)? s$", re.M)
+
+
+def changed_lines(a: str, b: str, most: int = 4) -> list:
+    """The first ``most`` lines that differ between two text files, as ``-``/``+`` pairs."""
+    import difflib
+
+    lines = [d for d in difflib.unified_diff(open(a, encoding="utf-8").read().splitlines(),
+                                             open(b, encoding="utf-8").read().splitlines(),
+                                             lineterm="", n=0)
+             if d[:1] in "-+" and not d.startswith(("---", "+++"))]
+    return [line[:160] for line in lines[:2 * most]]
 
 
 def normalised(path: str, args) -> bytes:
@@ -88,6 +107,8 @@ def main() -> int:
         same = [f for f in files if f not in differ and f in after]
         strict = [f for f in same if filecmp.cmp(os.path.join(outs["before"], f),
                                                  os.path.join(outs["after"], f), shallow=False)]
+        details = {f: changed_lines(os.path.join(outs["before"], f),
+                                    os.path.join(outs["after"], f)) for f in differ}
     print(f"before {args.before}, after the working tree: {len(files)} files written")
     print(f"  byte-identical: {len(strict)}")
     ignored = (["svg metadata"] * args.ignore_svg_metadata
@@ -95,6 +116,10 @@ def main() -> int:
     print(f"  identical apart from what is ignored ({', '.join(ignored) or 'nothing'}): "
           f"{len(same) - len(strict)} ({', '.join(f for f in same if f not in strict) or '-'})")
     print(f"  different: {len(differ)} ({', '.join(differ) or '-'})")
+    for f in differ:
+        print(f"    {f}:")
+        for line in details[f]:
+            print(f"      {line}")
     print(f"  written by one only: {len(only)} ({', '.join(only) or '-'})")
     return 1 if differ or only else 0
 
