@@ -257,7 +257,7 @@ def headline(report) -> tuple[str, list[str]]:
     if pair is not None and pair.tested:
         h = pair.heterogeneity
         n_strata = len(pair.stratum_differences.strata)
-        points.append(f"Strata: the gap {'varies' if h.varies(ALPHA) else 'does not vary'}"
+        points.append(f"Strata: the gap {'varies' if h.significant(ALPHA) else 'does not vary'}"
                       f" across the {n_strata} evaluated strata more than across random strata "
                       f"of the same sizes (permutation p = {h.p_value:.3f}).")
     elif first.heterogeneity is not None:
@@ -350,8 +350,8 @@ def pair_paragraph(pair, measure: str) -> str:
         text += (f" In none of the {n_strata} strata does either system win beyond chance "
                  "(sign-flip test per stratum, Westfall–Young).")
     h = pair.heterogeneity
-    apart = h.apart(ALPHA)
-    if h.varies(ALPHA):
+    apart = h.deviating_strata(ALPHA)
+    if h.significant(ALPHA):
         text += (f" The gap varies across strata more than across random strata of the same "
                  f"sizes (max-|z| permutation p = {h.p_value:.3f}; omnibus p = "
                  f"{h.omnibus_p_value:.3f})")

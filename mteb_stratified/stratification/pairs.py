@@ -25,7 +25,7 @@ With one system there is no pair: :func:`paired_summary` says so instead of test
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from itertools import combinations
 from types import MappingProxyType
 from typing import Mapping
@@ -33,10 +33,10 @@ from typing import Mapping
 import numpy as np
 
 from ..core import InputError, QueryStrata
-from ..core.stats.chance import (SPLIT_HALF_RESAMPLES, FlipResult, SplitHalfResult,
-                                 StratumDeviation,
-                           flip_test, paired_heterogeneity_test, split_half_reliability,
-                           stratum_differences)
+from ..core.stats.chance import (SPLIT_HALF_RESAMPLES, FlipResult, PairedHeterogeneityResult,
+                                 SplitHalfResult, StratumDeviation, flip_test,
+                                 paired_heterogeneity_test, split_half_reliability,
+                                 stratum_differences)
 from ..core.stats.coverage import DEFAULT_N_MIN
 from ..core.options import ALPHA
 from ..core.ranking.per_query import PerQuery
@@ -47,7 +47,7 @@ from .power import DetectableEffect, detectable_effect
 from .variation import gap_variation, topic_level
 
 __all__ = ["paired_summary", "paired_t", "gap_variations", "ONE_SYSTEM", "PairedT",
-           "StratumDifference", "PairHeterogeneity", "PairDifferences",
+           "StratumDifference", "PairDifferences",
            "TopicGap", "TopicVariation", "PairResult", "PairedSummary"]
 
 ONE_SYSTEM = ("one system only: the paired tests (where one system beats another) need two "
@@ -157,49 +157,6 @@ class StratumDifference(_Record):
     winner: str | None
     name: str
     label: str
-
-
-@dataclass(frozen=True)
-class PairHeterogeneity(_Record):
-    """Does the gap a − b vary across the evaluated strata more than across random strata?
-    (:func:`~mteb_stratified.core.stats.chance.paired_heterogeneity_test`, its strata named.)
-
-    Attributes
-    ----------
-    mean_difference : the overall mean of a − b.
-    statistic, p_value : the max-|z| test (the primary one); omnibus_statistic,
-        omnibus_p_value : the between-strata SS test.
-    eta_squared, null_eta_squared : the share of the variance of a − b the strata explain,
-        and random strata on average.
-    n_resamples, n_queries, n_strata, min_size : the test's settings and sizes.
-    test, null : the test and its null in words; strata : a named
-        :class:`~mteb_stratified.core.stats.chance.StratumDeviation` per tested stratum (a tuple).
-    """
-
-    ROW = StratumDeviation
-
-    mean_difference: float
-    statistic: float
-    p_value: float
-    omnibus_statistic: float
-    omnibus_p_value: float
-    eta_squared: float
-    null_eta_squared: float
-    n_resamples: int
-    n_queries: int
-    n_strata: int
-    min_size: int
-    test: str
-    null: str
-    strata: tuple
-
-    def varies(self, alpha: float = ALPHA) -> bool:
-        """True when the max-|z| test finds the gap varying (p ≤ ``alpha``)."""
-        return self.p_value <= alpha
-
-    def apart(self, alpha: float = ALPHA) -> tuple:
-        """The strata whose gap stands apart from the rest (adjusted p ≤ ``alpha``)."""
-        return tuple(r for r in self.strata if r.p_adjusted <= alpha)
 
 
 @dataclass(frozen=True)
@@ -336,7 +293,8 @@ class PairResult:
     overall : the paired t test over the queries (:class:`PairedT`).
     variation : ``{"topics": TopicVariation}`` (read-only): how much the gap varies.
     tested : whether the strata were compared; why : why not (None when tested).
-    heterogeneity : does the gap vary across strata (:class:`PairHeterogeneity`);
+    heterogeneity : does the gap vary across strata (a
+        :class:`~mteb_stratified.core.stats.chance.PairedHeterogeneityResult`, its rows named);
     stratum_differences : where a beats b (:class:`PairDifferences`); flips : per-stratum
     order flips (:class:`~mteb_stratified.core.stats.chance.FlipResult`); split_half : the
     split-half reliability of the stratum gaps
@@ -352,7 +310,7 @@ class PairResult:
     variation: Mapping
     tested: bool
     why: str | None = None
-    heterogeneity: PairHeterogeneity | None = None
+    heterogeneity: PairedHeterogeneityResult | None = None
     stratum_differences: PairDifferences | None = None
     flips: FlipResult | None = None
     split_half: SplitHalfResult | None = None
@@ -394,7 +352,7 @@ class PairResult:
                   tested=d["tested"])
         if not d["tested"]:
             return cls(**kw, why=d["why"])
-        return cls(**kw, heterogeneity=PairHeterogeneity.from_dict(d["heterogeneity"]),
+        return cls(**kw, heterogeneity=PairedHeterogeneityResult.from_dict(d["heterogeneity"]),
                    stratum_differences=PairDifferences.from_dict(d["stratum_differences"]),
                    flips=_flips_from_dict(d["flips"]),
                    split_half=_split_half_from_dict(d["split_half"]),
@@ -514,13 +472,12 @@ def _pair(a_name, b_name, a, b, ev, design, *, n_min, n_resamples, seed, confide
                       seed=seed)
     split = split_half_reliability(d, labels, seed=seed,
                                    n_resamples=min(n_resamples, SPLIT_HALF_RESAMPLES))
-    h, w = het.to_dict(), where.to_dict()
+    w = where.to_dict()
     by_name = {"a": a_name, "b": b_name}
     mde = detectable_effect(a, b, labels, test="paired_max_z", seed=seed) if power else None
     return PairResult(
         **common, tested=True,
-        heterogeneity=PairHeterogeneity(**h | {"strata": _named(het.strata, ev, design,
-                                                                  StratumDeviation)}),
+        heterogeneity=replace(het, strata=_named(het.strata, ev, design, StratumDeviation)),
         stratum_differences=PairDifferences(**w | {"strata": _named(
             where.strata, ev, design, StratumDifference, winner=by_name.get)}),
         flips=flips, split_half=split, power=DetectableEffect.of(mde))

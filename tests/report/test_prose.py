@@ -68,8 +68,8 @@ def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
     v = pair.variation["topics"]
     assert v.estimable and v.n_groups >= 2 and v.tau_upper >= v.tau >= 0
     diffs = pair.stratum_differences
-    qp = replace(pair, heterogeneity=replace(pair.heterogeneity, p_value=0.5,
-                                             omnibus_p_value=0.5),
+    qp = replace(pair, heterogeneity=replace(pair.heterogeneity, pvalue=0.5,
+                                             omnibus_pvalue=0.5),
                  flips=replace(pair.flips, pvalue=0.5),
                  split_half=replace(pair.split_half, pvalue=0.5),
                  stratum_differences=replace(diffs, strata=tuple(
@@ -85,7 +85,7 @@ def test_the_headline_bounds_the_gaps_variation_when_no_test_finds_one(report):
     assert (f"The gap varies across these {v.n_groups} topics by at most "
             f"{v.tau_upper:.3f} (95% upper bound") in head
     loud = _with_pair(report, replace(qp, heterogeneity=replace(qp.heterogeneity,
-                                                                p_value=0.01)))
+                                                                pvalue=0.01)))
     head = headline(loud)[0]
     assert "by at most" not in head
     assert (f"A strata test finds the gap varying; across these {v.n_groups} topics its SD "

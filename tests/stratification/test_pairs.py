@@ -8,11 +8,11 @@ from dataclasses import FrozenInstanceError, replace
 import numpy as np
 import pytest
 
-from mteb_stratified.core.stats.chance import StratumDeviation
+from mteb_stratified.core.stats.chance import PairedHeterogeneityResult, StratumDeviation
 from mteb_stratified.core.options import ALPHA
 from mteb_stratified.stratification import (DetectableEffect, PairedSummary, PairResult,
                                             paired_summary)
-from mteb_stratified.stratification.pairs import (PairDifferences, PairHeterogeneity, PairedT,
+from mteb_stratified.stratification.pairs import (PairDifferences, PairedT,
                                                   StratumDifference, TopicGap,
                                                   TopicVariation)
 
@@ -38,7 +38,7 @@ def test_the_summary_is_typed_and_read_only(paired, strata):
     pair = paired.pairs[0]
     assert isinstance(pair, PairResult) and pair.tested and pair.why is None
     assert isinstance(pair.overall, PairedT) and isinstance(pair.heterogeneity,
-                                                            PairHeterogeneity)
+                                                            PairedHeterogeneityResult)
     assert isinstance(pair.stratum_differences, PairDifferences)
     assert isinstance(pair.power, DetectableEffect) and pair.power.test == "paired_max_z"
     assert all(isinstance(r, StratumDeviation) and r.name is not None
@@ -76,7 +76,8 @@ def test_to_dict_and_back(kind, paired, strata, artifact, two_systems):
         assert PairResult.from_dict(p.to_dict()).to_dict() == p.to_dict()
         assert PairedT.from_dict(p.overall.to_dict()) == p.overall
         if p.tested:
-            assert PairHeterogeneity.from_dict(p.heterogeneity.to_dict()) == p.heterogeneity
+            assert (PairedHeterogeneityResult.from_dict(p.heterogeneity.to_dict())
+                    == p.heterogeneity)
             assert (PairDifferences.from_dict(p.stratum_differences.to_dict())
                     == p.stratum_differences)
             assert DetectableEffect.from_dict(p.power.to_dict()) == p.power
@@ -106,20 +107,21 @@ def test_the_pairs_of_several_query_sets_together(paired):
 
 
 def test_what_the_report_reads_follows_the_rows(paired):
-    """``apart``, ``varies``, ``winners`` and ``strata_vary`` answer from the p-values at α."""
+    """``deviating_strata``, ``significant``, ``winners`` and ``strata_vary`` answer from the
+    p-values at α."""
     for pair in paired.pairs:
         h = pair.heterogeneity
-        assert h.apart() == tuple(r for r in h.strata if r.p_adjusted <= ALPHA)
-        assert h.varies() == (h.p_value <= ALPHA)
+        assert h.deviating_strata() == [r for r in h.strata if r.p_adjusted <= ALPHA]
+        assert h.significant() == (h.p_value <= ALPHA)
         assert pair.stratum_differences.winners() == tuple(
             r for r in pair.stratum_differences.strata if r.winner is not None)
         p = [h.p_value, h.omnibus_p_value, pair.flips.pvalue, pair.split_half.pvalue]
         assert pair.strata_vary() == any(x <= ALPHA for x in p)
     # the gap planted in half the queries: C against B varies across strata
     bc = paired.pairs[2]
-    assert bc.heterogeneity.varies() and bc.strata_vary()
-    quiet = replace(bc, heterogeneity=replace(bc.heterogeneity, p_value=1.0,
-                                              omnibus_p_value=1.0),
+    assert bc.heterogeneity.significant() and bc.strata_vary()
+    quiet = replace(bc, heterogeneity=replace(bc.heterogeneity, pvalue=1.0,
+                                              omnibus_pvalue=1.0),
                     flips=replace(bc.flips, pvalue=1.0),
                     split_half=replace(bc.split_half, pvalue=1.0))
     assert not quiet.strata_vary() and quiet.strata_vary(alpha=1.0)
@@ -146,7 +148,7 @@ def test_alpha_comes_from_one_place():
                chance.flip_test, power.power_study, chance.HeterogeneityResult.significant,
                chance.HeterogeneityResult.differing_strata,
                chance.PairedHeterogeneityResult.deviating_strata,
-               PairHeterogeneity.apart, PairHeterogeneity.varies, PairResult.strata_vary):
+               chance.PairedHeterogeneityResult.significant, PairResult.strata_vary):
         assert inspect.signature(fn).parameters["alpha"].default is ALPHA, fn
 
 

@@ -548,6 +548,10 @@ class PairedHeterogeneityResult(_TestResult):
     def omnibus_p_value(self) -> float:
         return self.omnibus_pvalue
 
+    def significant(self, alpha: float = ALPHA) -> bool:
+        """True when the max-|z| test finds the gap varying across strata (p ≤ α)."""
+        return self.pvalue <= alpha
+
     def deviating_strata(self, alpha: float = ALPHA) -> list:
         """Strata whose mean a − b stands apart from the rest (adjusted p ≤ α)."""
         return [s for s in self.strata if s.p_adjusted <= alpha]
@@ -559,6 +563,13 @@ class PairedHeterogeneityResult(_TestResult):
                     "omnibus: between-strata SS of a − b",
             "null": "random strata of the same sizes (label permutations)",
             "strata": [s.to_dict() for s in self.strata]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "PairedHeterogeneityResult":
+        """The result :meth:`to_dict` wrote (its rows named or not)."""
+        keys = {"p_value": "pvalue", "omnibus_p_value": "omnibus_pvalue"}
+        kw = {keys.get(k, k): v for k, v in d.items() if k not in ("test", "null", "strata")}
+        return cls(**kw, strata=tuple(StratumDeviation.from_dict(r) for r in d["strata"]))
 
 
 def paired_heterogeneity_test(a, b, labels, *, n_resamples: int = 2000, min_size: int = 5,
